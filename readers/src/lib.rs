@@ -1,1 +1,14 @@
+//! Read models of the platform, used in-process by ingress.
+//!
+//! Every query takes a [`Tenant`] first: there is no way to read a record without naming the
+//! tenant that owns it, and another tenant's record is simply absent.
 
+pub mod error;
+pub mod invocations;
+pub mod page;
+pub mod redaction;
+pub mod tenant;
+
+pub use error::Error;
+pub use page::{ListPage, Page};
+pub use tenant::Tenant;

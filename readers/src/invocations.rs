@@ -1,0 +1,241 @@
+//! App invocation records (SPEC 2.4) as `GET /app-invocations` and `GET /app-invocations/:id`
+//! answer them (SPEC 4.3, 4.4).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::{PgPool, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use crate::page::COUNT_CAP;
+use crate::redaction::{Visibility, redact_text, redact_values};
+use crate::{Error, ListPage, Page, Tenant};
+
+/// Status of an invocation attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvocationStatus {
+    Success,
+    Error,
+    Timeout,
+    Pending,
+}
+
+impl InvocationStatus {
+    pub const ALL: [InvocationStatus; 4] = [
+        InvocationStatus::Success,
+        InvocationStatus::Error,
+        InvocationStatus::Timeout,
+        InvocationStatus::Pending,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvocationStatus::Success => "success",
+            InvocationStatus::Error => "error",
+            InvocationStatus::Timeout => "timeout",
+            InvocationStatus::Pending => "pending",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Filters of `GET /app-invocations`, already validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InvocationFilter {
+    pub workflow_run_id: Option<Uuid>,
+    pub app_name: Option<String>,
+    /// Any of these; empty means every status.
+    pub statuses: Vec<InvocationStatus>,
+    /// Inclusive lower bound on `invokedAt`.
+    pub from: Option<DateTime<Utc>>,
+    /// Inclusive upper bound on `invokedAt`.
+    pub to: Option<DateTime<Utc>>,
+}
+
+/// What one attempt used (SPEC 2.4 `usage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub http_requests: i32,
+    pub document_reads: i32,
+    pub log_lines: i32,
+}
+
+/// An invocation record as the API answers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvocationRecord {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub app_name: String,
+    pub version_id: Uuid,
+    pub action: String,
+    pub subject_id: Option<Uuid>,
+    pub workflow_run_id: Option<Uuid>,
+    pub input: Value,
+    pub output: Option<Value>,
+    pub status: &'static str,
+    pub error: Option<String>,
+    pub duration_ms: f64,
+    pub invoked_at: DateTime<Utc>,
+    pub idempotency_key: Option<String>,
+    pub attempt: i32,
+    pub usage: Option<Usage>,
+}
+
+impl InvocationRecord {
+    /// The record as a caller with the given visibility may see it.
+    pub fn visible_to(self, visibility: Visibility) -> Self {
+        match visibility {
+            Visibility::Full => self,
+            Visibility::Redacted => Self {
+                input: redact_values(self.input),
+                output: self.output.map(redact_values),
+                error: redact_text(self.error),
+                ..self
+            },
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct InvocationRow {
+    id: Uuid,
+    tenant_id: Uuid,
+    app_name: String,
+    version_id: Uuid,
+    action: String,
+    subject_id: Option<Uuid>,
+    workflow_run_id: Option<Uuid>,
+    input: Value,
+    output: Option<Value>,
+    status: String,
+    error: Option<String>,
+    duration_ms: f64,
+    invoked_at: DateTime<Utc>,
+    idempotency_key: Option<String>,
+    attempt: i32,
+    usage_http_requests: Option<i32>,
+    usage_document_reads: Option<i32>,
+    usage_log_lines: Option<i32>,
+}
+
+impl From<InvocationRow> for InvocationRecord {
+    fn from(row: InvocationRow) -> Self {
+        let usage = match (
+            row.usage_http_requests,
+            row.usage_document_reads,
+            row.usage_log_lines,
+        ) {
+            (Some(http_requests), Some(document_reads), Some(log_lines)) => Some(Usage {
+                http_requests,
+                document_reads,
+                log_lines,
+            }),
+            _ => None,
+        };
+        Self {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            app_name: row.app_name,
+            version_id: row.version_id,
+            action: row.action,
+            subject_id: row.subject_id,
+            workflow_run_id: row.workflow_run_id,
+            input: row.input,
+            output: row.output,
+            // The column has a CHECK constraint; an unknown value cannot be stored.
+            status: InvocationStatus::parse(&row.status)
+                .map(InvocationStatus::as_str)
+                .unwrap_or("error"),
+            error: row.error,
+            duration_ms: row.duration_ms,
+            invoked_at: row.invoked_at,
+            idempotency_key: row.idempotency_key,
+            attempt: row.attempt,
+            usage,
+        }
+    }
+}
+
+/// The selected columns, as a macro so queries stay `&'static str` (sqlx refuses built strings).
+macro_rules! columns {
+    () => {
+        "id, tenant_id, app_name, version_id, action, subject_id, workflow_run_id, \
+         input, output, status, error, duration_ms, invoked_at, idempotency_key, attempt, \
+         usage_http_requests, usage_document_reads, usage_log_lines"
+    };
+}
+
+/// Appends `WHERE tenant_id = $1 AND <filters>` to `query`.
+fn push_scope(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &InvocationFilter) {
+    query.push(" WHERE tenant_id = ").push_bind(tenant.id());
+    if let Some(run) = filter.workflow_run_id {
+        query.push(" AND workflow_run_id = ").push_bind(run);
+    }
+    if let Some(app) = &filter.app_name {
+        query.push(" AND app_name = ").push_bind(app.clone());
+    }
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<&'static str> = filter.statuses.iter().map(|s| s.as_str()).collect();
+        query.push(" AND status = ANY(").push_bind(statuses).push(")");
+    }
+    if let Some(from) = filter.from {
+        query.push(" AND invoked_at >= ").push_bind(from);
+    }
+    if let Some(to) = filter.to {
+        query.push(" AND invoked_at <= ").push_bind(to);
+    }
+}
+
+/// One page of a tenant's invocations, newest first, with the capped count of every match.
+pub async fn list(
+    pool: &PgPool,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    page: Page,
+) -> Result<ListPage<InvocationRecord>, Error> {
+    let mut rows_query = QueryBuilder::new(concat!("SELECT ", columns!(), " FROM app_invocations"));
+    push_scope(&mut rows_query, tenant, filter);
+    rows_query
+        .push(" ORDER BY invoked_at DESC, id DESC LIMIT ")
+        .push_bind(page.limit)
+        .push(" OFFSET ")
+        .push_bind(page.offset);
+
+    let mut count_query = QueryBuilder::new("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
+    push_scope(&mut count_query, tenant, filter);
+    count_query
+        .push(" LIMIT ")
+        .push_bind(COUNT_CAP + 1)
+        .push(") AS capped");
+
+    let rows = rows_query.build_query_as::<InvocationRow>().fetch_all(pool);
+    let count = count_query.build_query_scalar::<i64>().fetch_one(pool);
+    // The page and the count run on two connections at once.
+    let (rows, counted) = tokio::join!(rows, count);
+    let items = rows?.into_iter().map(InvocationRecord::from).collect();
+    Ok(ListPage::capped(items, counted?))
+}
+
+/// One invocation of the tenant; `None` when absent or another tenant's.
+pub async fn get(
+    pool: &PgPool,
+    tenant: Tenant,
+    id: Uuid,
+) -> Result<Option<InvocationRecord>, Error> {
+    let row = sqlx::query_as::<_, InvocationRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM app_invocations WHERE tenant_id = $1 AND id = $2 LIMIT 1"
+    ))
+    .bind(tenant.id())
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(InvocationRecord::from))
+}

@@ -1,0 +1,113 @@
+//! Every topic of the platform: its name, partition count and how messages are keyed. The key
+//! decides the partition, and one partition has one consumer, so each key has a single writer.
+
+use uuid::Uuid;
+
+/// How a topic's messages are keyed: the aggregate whose commands must apply in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopicKey {
+    /// `tenant/app-name`: app versions, installs, circuits.
+    TenantApp,
+    /// The workflow run (or the call, outside a run).
+    Run,
+    /// The callback session.
+    CallbackSession,
+    /// The message's original key, kept when dead-lettered.
+    Original,
+}
+
+/// A topic of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topic {
+    pub name: &'static str,
+    pub partitions: i32,
+    pub key: TopicKey,
+    /// What travels on it, for operators.
+    pub carries: &'static str,
+}
+
+pub const APPS: Topic = Topic {
+    name: "apps.commands",
+    partitions: 12,
+    key: TopicKey::TenantApp,
+    carries: "upload, publish, approve, reject and withdraw of app versions",
+};
+
+pub const INSTALLS: Topic = Topic {
+    name: "installs.commands",
+    partitions: 12,
+    key: TopicKey::TenantApp,
+    carries: "install, configure, uninstall, secrets",
+};
+
+pub const INVOCATIONS: Topic = Topic {
+    name: "invocations.commands",
+    partitions: 24,
+    key: TopicKey::Run,
+    carries: "app calls of workflow runs and rules",
+};
+
+pub const CALLBACKS: Topic = Topic {
+    name: "callbacks.events",
+    partitions: 24,
+    key: TopicKey::CallbackSession,
+    carries: "vendor webhook events completing asynchronous calls",
+};
+
+pub const CIRCUITS: Topic = Topic {
+    name: "circuits.events",
+    partitions: 12,
+    key: TopicKey::TenantApp,
+    carries: "call outcomes that open and close an app's circuit",
+};
+
+pub const TIMERS: Topic = Topic {
+    name: "timers.events",
+    partitions: 12,
+    key: TopicKey::CallbackSession,
+    carries: "callback deadlines that fire",
+};
+
+pub const DEAD_LETTER: Topic = Topic {
+    name: "dead-letter",
+    partitions: 3,
+    key: TopicKey::Original,
+    carries: "messages a stage could never apply, with the reason in headers",
+};
+
+/// The whole catalogue, created at start-up when absent.
+pub const ALL: &[Topic] = &[APPS, INSTALLS, INVOCATIONS, CALLBACKS, CIRCUITS, TIMERS, DEAD_LETTER];
+
+/// Key of a `TenantApp` topic.
+pub fn tenant_app_key(tenant: Uuid, app_name: &str) -> Vec<u8> {
+    format!("{tenant}/{app_name}").into_bytes()
+}
+
+/// Key of a topic keyed by one id (run, callback session).
+pub fn id_key(id: Uuid) -> Vec<u8> {
+    id.as_bytes().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_partitions_positive() {
+        for (i, a) in ALL.iter().enumerate() {
+            assert!(a.partitions > 0, "{}", a.name);
+            for b in &ALL[i + 1..] {
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn tenant_app_keys_differ_per_tenant_and_app() {
+        let t1 = Uuid::from_u128(1);
+        let t2 = Uuid::from_u128(2);
+        assert_ne!(tenant_app_key(t1, "kyc"), tenant_app_key(t2, "kyc"));
+        assert_ne!(tenant_app_key(t1, "kyc"), tenant_app_key(t1, "aml"));
+        assert_eq!(tenant_app_key(t1, "kyc"), tenant_app_key(t1, "kyc"));
+    }
+}
