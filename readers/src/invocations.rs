@@ -182,7 +182,10 @@ fn push_scope(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Invoc
     }
     if !filter.statuses.is_empty() {
         let statuses: Vec<&'static str> = filter.statuses.iter().map(|s| s.as_str()).collect();
-        query.push(" AND status = ANY(").push_bind(statuses).push(")");
+        query
+            .push(" AND status = ANY(")
+            .push_bind(statuses)
+            .push(")");
     }
     if let Some(from) = filter.from {
         query.push(" AND invoked_at >= ").push_bind(from);

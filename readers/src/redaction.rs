@@ -41,7 +41,10 @@ mod tests {
     #[test]
     fn keeps_keys_and_hides_every_value() {
         let hidden = redact_values(json!({"name": "Ada", "nested": {"ssn": "123"}, "n": 4}));
-        assert_eq!(hidden, json!({"name": REDACTED, "nested": REDACTED, "n": REDACTED}));
+        assert_eq!(
+            hidden,
+            json!({"name": REDACTED, "nested": REDACTED, "n": REDACTED})
+        );
     }
 
     #[test]

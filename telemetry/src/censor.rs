@@ -36,10 +36,10 @@ pub fn censor_line(line: &mut Map<String, Value>) {
         }
         if let Value::Object(inner) = value {
             censor_level(inner);
-            if key == "req" {
-                if let Some(Value::Object(headers)) = inner.get_mut("headers") {
-                    censor_level(headers);
-                }
+            if key == "req"
+                && let Some(Value::Object(headers)) = inner.get_mut("headers")
+            {
+                censor_level(headers);
             }
         }
     }

@@ -15,6 +15,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
 pub use log_line::ProcessFields;
+pub use metrics_exporter_prometheus::PrometheusHandle as MetricsHandle;
 
 /// Errors while setting telemetry up.
 #[derive(Debug, thiserror::Error)]
@@ -55,10 +56,10 @@ impl Telemetry {
 
     /// Flushes pending spans and log lines.
     pub fn shutdown(self) {
-        if let Some(provider) = self.tracer_provider {
-            if let Err(error) = provider.shutdown() {
-                tracing::warn!(%error, "tracer provider shutdown");
-            }
+        if let Some(provider) = self.tracer_provider
+            && let Err(error) = provider.shutdown()
+        {
+            tracing::warn!(%error, "tracer provider shutdown");
         }
     }
 }
@@ -66,7 +67,8 @@ impl Telemetry {
 /// Configures logs (`LOG_LEVEL`, `NODE_ENV`), traces (`OTEL_*`) and metrics for `service`.
 pub fn init(service: &'static str, version: &'static str) -> Result<Telemetry, Error> {
     let level = std::env::var("LOG_LEVEL").unwrap_or_else(|_| "info".to_owned());
-    let filter = EnvFilter::try_new(filter_directive(&level)).map_err(|e| Error::LogLevel(e.to_string()))?;
+    let filter =
+        EnvFilter::try_new(filter_directive(&level)).map_err(|e| Error::LogLevel(e.to_string()))?;
     let env = std::env::var("NODE_ENV").unwrap_or_else(|_| "development".to_owned());
     let process = ProcessFields {
         service: service.to_owned(),
@@ -109,6 +111,8 @@ fn filter_directive(level: &str) -> String {
     if level.contains('=') || level.contains(',') {
         level.to_owned()
     } else {
-        format!("{level},sqlx=warn,rdkafka=warn,hyper=warn,h2=warn,aws=warn,aws_config=warn,aws_smithy_runtime=warn")
+        format!(
+            "{level},sqlx=warn,rdkafka=warn,hyper=warn,h2=warn,aws=warn,aws_config=warn,aws_smithy_runtime=warn"
+        )
     }
 }

@@ -70,10 +70,10 @@ impl JsonVisitor<'_> {
 }
 
 fn string_value(text: String) -> Value {
-    if text.starts_with('{') {
-        if let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(&text) {
-            return object;
-        }
+    if text.starts_with('{')
+        && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(&text)
+    {
+        return object;
     }
     Value::String(text)
 }
@@ -112,7 +112,9 @@ pub struct JsonLogLayer<W> {
 
 impl<W> fmt::Debug for JsonLogLayer<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JsonLogLayer").field("fixed", &self.fixed).finish()
+        f.debug_struct("JsonLogLayer")
+            .field("fixed", &self.fixed)
+            .finish()
     }
 }
 
@@ -186,11 +188,11 @@ where
                 leaf = Some(span.id());
             }
         }
-        if self.trace_ids {
-            if let Some((trace_id, span_id)) = leaf.as_ref().and_then(crate::traces::trace_ids) {
-                line.insert("trace_id".into(), Value::from(trace_id));
-                line.insert("span_id".into(), Value::from(span_id));
-            }
+        if self.trace_ids
+            && let Some((trace_id, span_id)) = leaf.as_ref().and_then(crate::traces::trace_ids)
+        {
+            line.insert("trace_id".into(), Value::from(trace_id));
+            line.insert("span_id".into(), Value::from(span_id));
         }
 
         let mut own = BTreeMap::new();

@@ -7,7 +7,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use crate::Error;
 
 /// Buckets of millisecond histograms (SPEC "Metrics").
-pub const MILLISECOND_BUCKETS: &[f64] = &[1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
+pub const MILLISECOND_BUCKETS: &[f64] =
+    &[1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
 /// Buckets of second histograms (SPEC "Metrics").
 pub const SECOND_BUCKETS: &[f64] = &[1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0];
 /// `http.server.request.duration` is in seconds but sub-second: the OpenTelemetry HTTP buckets.

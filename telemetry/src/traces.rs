@@ -51,7 +51,10 @@ pub(crate) fn tracer_provider(
         .build())
 }
 
-pub(crate) fn tracer(provider: &SdkTracerProvider, service: &'static str) -> opentelemetry_sdk::trace::Tracer {
+pub(crate) fn tracer(
+    provider: &SdkTracerProvider,
+    service: &'static str,
+) -> opentelemetry_sdk::trace::Tracer {
     provider.tracer(service)
 }
 

@@ -76,7 +76,15 @@ pub const DEAD_LETTER: Topic = Topic {
 };
 
 /// The whole catalogue, created at start-up when absent.
-pub const ALL: &[Topic] = &[APPS, INSTALLS, INVOCATIONS, CALLBACKS, CIRCUITS, TIMERS, DEAD_LETTER];
+pub const ALL: &[Topic] = &[
+    APPS,
+    INSTALLS,
+    INVOCATIONS,
+    CALLBACKS,
+    CIRCUITS,
+    TIMERS,
+    DEAD_LETTER,
+];
 
 /// Key of a `TenantApp` topic.
 pub fn tenant_app_key(tenant: Uuid, app_name: &str) -> Vec<u8> {

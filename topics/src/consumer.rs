@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
+use rdkafka::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
 use rdkafka::message::{BorrowedMessage, Headers, Message as _};
-use rdkafka::ClientConfig;
 
 use crate::{Error, Producer, catalogue};
 
@@ -80,7 +80,9 @@ pub struct Consumer {
 
 impl std::fmt::Debug for Consumer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Consumer").field("topic", &self.topic).finish_non_exhaustive()
+        f.debug_struct("Consumer")
+            .field("topic", &self.topic)
+            .finish_non_exhaustive()
     }
 }
 
@@ -130,7 +132,10 @@ impl Consumer {
                     continue;
                 }
             };
-            match self.handle_until_done(&handler, &message, &mut shutdown).await {
+            match self
+                .handle_until_done(&handler, &message, &mut shutdown)
+                .await
+            {
                 Ok(true) => {
                     if let Err(error) = self.inner.store_offset_from_message(&message) {
                         // The partition was revoked meanwhile; its new owner redelivers.

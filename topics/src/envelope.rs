@@ -126,14 +126,23 @@ mod tests {
 
     #[test]
     fn round_trips_with_tagged_body_and_v7_id() {
-        let envelope = Envelope::new(Uuid::from_u128(7), principal(), "req-1", None, Probe::Ping { n: 3 });
+        let envelope = Envelope::new(
+            Uuid::from_u128(7),
+            principal(),
+            "req-1",
+            None,
+            Probe::Ping { n: 3 },
+        );
         assert_eq!(envelope.id.get_version_num(), 7);
         let bytes = envelope.encode().expect("encodes");
         let json: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
         assert_eq!(json["body"]["type"], "ping");
         assert_eq!(json["requestId"], "req-1");
         assert_eq!(json["v"], 1);
-        assert_eq!(Envelope::<Probe>::decode(&bytes).expect("decodes"), envelope);
+        assert_eq!(
+            Envelope::<Probe>::decode(&bytes).expect("decodes"),
+            envelope
+        );
     }
 
     #[test]

@@ -40,7 +40,10 @@ impl Producer {
             .set("acks", "all")
             .set("enable.idempotence", "true")
             .set("linger.ms", "1")
-            .set("message.timeout.ms", DELIVERY_TIMEOUT.as_millis().to_string())
+            .set(
+                "message.timeout.ms",
+                DELIVERY_TIMEOUT.as_millis().to_string(),
+            )
             .create()?;
         Ok(Self { inner })
     }

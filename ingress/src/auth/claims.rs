@@ -1,0 +1,50 @@
+//! The claims of our tokens (DEVELOPERS.md "Conventions").
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::permission::Role;
+
+/// The principal kinds of the `kind` claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Human,
+    Machine,
+    Applicant,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Human => "human",
+            Kind::Machine => "machine",
+            Kind::Applicant => "applicant",
+        }
+    }
+}
+
+/// Token claims. `exp` is required by the verifier; `iss`/`aud` are checked when configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claims {
+    pub sub: String,
+    pub tenant: Uuid,
+    #[serde(default)]
+    pub name: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub roles: Vec<Role>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perms: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Uuid>,
+    pub exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
+}

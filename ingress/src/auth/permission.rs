@@ -1,0 +1,117 @@
+//! Permissions and the roles that grant them (SPEC §5).
+
+/// A permission named by SPEC §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Permission {
+    AppsRead = 1 << 0,
+    AppsWrite = 1 << 1,
+    AppsPublish = 1 << 2,
+    RunsContext = 1 << 3,
+    DefinitionsRead = 1 << 4,
+    AuditRead = 1 << 5,
+    OpsRead = 1 << 6,
+}
+
+impl Permission {
+    pub const ALL: [Permission; 7] = [
+        Permission::AppsRead,
+        Permission::AppsWrite,
+        Permission::AppsPublish,
+        Permission::RunsContext,
+        Permission::DefinitionsRead,
+        Permission::AuditRead,
+        Permission::OpsRead,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::AppsRead => "apps:read",
+            Permission::AppsWrite => "apps:write",
+            Permission::AppsPublish => "apps:publish",
+            Permission::RunsContext => "runs:context",
+            Permission::DefinitionsRead => "definitions:read",
+            Permission::AuditRead => "audit:read",
+            Permission::OpsRead => "ops:read",
+        }
+    }
+
+    /// The permission a `perms` claim string names; strings of other parts of the service are
+    /// not ours and are ignored.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == text)
+    }
+}
+
+/// A role of the `roles` claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    Analyst,
+}
+
+impl Role {
+    /// Admins hold every permission named here; analysts read apps (SPEC §5).
+    pub fn grants(self) -> PermissionSet {
+        match self {
+            Role::Admin => Permission::ALL.into_iter().collect(),
+            Role::Analyst => [Permission::AppsRead].into_iter().collect(),
+        }
+    }
+}
+
+/// A set of permissions as a bit set: checking one is a single AND.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PermissionSet(u16);
+
+impl PermissionSet {
+    pub fn contains(self, permission: Permission) -> bool {
+        self.0 & permission as u16 != 0
+    }
+
+    pub fn insert(&mut self, permission: Permission) {
+        self.0 |= permission as u16;
+    }
+
+    pub fn union(self, other: PermissionSet) -> PermissionSet {
+        PermissionSet(self.0 | other.0)
+    }
+}
+
+impl FromIterator<Permission> for PermissionSet {
+    fn from_iter<I: IntoIterator<Item = Permission>>(iter: I) -> Self {
+        let mut set = PermissionSet::default();
+        for permission in iter {
+            set.insert(permission);
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admins_hold_everything_analysts_only_read_apps() {
+        let admin = Role::Admin.grants();
+        assert!(Permission::ALL.iter().all(|p| admin.contains(*p)));
+        let analyst = Role::Analyst.grants();
+        assert!(analyst.contains(Permission::AppsRead));
+        for p in Permission::ALL
+            .into_iter()
+            .filter(|p| *p != Permission::AppsRead)
+        {
+            assert!(!analyst.contains(p), "{}", p.as_str());
+        }
+    }
+
+    #[test]
+    fn parses_every_name_and_ignores_others() {
+        for p in Permission::ALL {
+            assert_eq!(Permission::parse(p.as_str()), Some(p));
+        }
+        assert_eq!(Permission::parse("cases:write"), None);
+    }
+}

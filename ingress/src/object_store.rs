@@ -1,0 +1,96 @@
+//! The S3-compatible object store holding app modules, named by their sha256.
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_s3::error::SdkError;
+use aws_sdk_s3::primitives::ByteStream;
+
+use crate::config::StorageConfig;
+
+/// A bucket of the object store.
+#[derive(Debug, Clone)]
+pub struct ObjectStore {
+    client: Client,
+    bucket: String,
+}
+
+/// Object store failures, as the routes need to tell them apart.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("object not found")]
+    NotFound,
+    #[error("object store unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// An object being read.
+#[derive(Debug)]
+pub struct Object {
+    pub length: Option<i64>,
+    pub body: ByteStream,
+}
+
+impl ObjectStore {
+    pub fn new(config: &StorageConfig) -> Self {
+        let credentials = Credentials::new(
+            config.access_key.clone(),
+            config.secret_key.clone(),
+            None,
+            None,
+            "config",
+        );
+        let s3 = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(&config.endpoint)
+            .region(Region::new(config.region.clone()))
+            .credentials_provider(credentials)
+            .force_path_style(true)
+            .build();
+        Self {
+            client: Client::from_conf(s3),
+            bucket: config.bucket.clone(),
+        }
+    }
+
+    /// The key of a module by its sha256.
+    pub fn module_key(sha256: &str) -> String {
+        format!("modules/{sha256}.wasm")
+    }
+
+    /// Readiness: the bucket answers.
+    pub async fn probe(&self) -> Result<(), StoreError> {
+        self.client
+            .head_bucket()
+            .bucket(&self.bucket)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError::Unavailable(describe(&e)))
+    }
+
+    /// Opens an object for streaming.
+    pub async fn get(&self, key: &str) -> Result<Object, StoreError> {
+        match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(output) => Ok(Object {
+                length: output.content_length,
+                body: output.body,
+            }),
+            Err(SdkError::ServiceError(e)) if e.err().is_no_such_key() => Err(StoreError::NotFound),
+            Err(e) => Err(StoreError::Unavailable(describe(&e))),
+        }
+    }
+}
+
+fn describe<E: std::fmt::Debug, R: std::fmt::Debug>(error: &SdkError<E, R>) -> String {
+    match error {
+        SdkError::ServiceError(e) => format!("{:?}", e.err()),
+        other => format!("{other:?}").chars().take(300).collect(),
+    }
+}

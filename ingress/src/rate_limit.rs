@@ -1,0 +1,212 @@
+//! Per-caller rate limiting (SPEC §8): `API_RATE_LIMIT_PER_MINUTE` requests a minute per caller
+//! per instance, GCRA from governor. A caller is a tenant user or service user, an applicant's
+//! submission, or on public routes the client address.
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter as Gcra};
+use http::HeaderValue;
+use http::header::HeaderMap;
+use uuid::Uuid;
+
+/// Who a request is counted against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// A human or machine user of a tenant.
+    User { tenant: Uuid, sub: Arc<str> },
+    /// An applicant's submission: every tab of the applicant shares it.
+    Submission(Uuid),
+    /// An unauthenticated client.
+    Address(IpAddr),
+}
+
+/// The outcome of counting one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allowed {
+        limit: u32,
+        remaining: u32,
+        reset_seconds: u64,
+    },
+    Limited {
+        limit: u32,
+        retry_after_seconds: u64,
+        reset_seconds: u64,
+    },
+}
+
+impl Decision {
+    /// `x-ratelimit-*` headers of a counted response.
+    pub fn write_headers(&self, headers: &mut HeaderMap) {
+        let (limit, remaining, reset) = match *self {
+            Decision::Allowed {
+                limit,
+                remaining,
+                reset_seconds,
+            } => (limit, remaining, reset_seconds),
+            Decision::Limited {
+                limit,
+                reset_seconds,
+                ..
+            } => (limit, 0, reset_seconds),
+        };
+        headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
+        headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
+        headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+    }
+}
+
+type Limiter =
+    Gcra<Caller, DefaultKeyedStateStore<Caller>, DefaultClock, StateInformationMiddleware>;
+
+/// The per-instance limiter; `None` inside when the limit is 0 (off).
+#[derive(Debug)]
+pub struct RateLimiter {
+    limiter: Option<Limiter>,
+    per_minute: u32,
+}
+
+impl RateLimiter {
+    pub fn new(per_minute: u32) -> Self {
+        let limiter = NonZeroU32::new(per_minute).map(|n| {
+            Gcra::keyed(Quota::per_minute(n)).with_middleware::<StateInformationMiddleware>()
+        });
+        Self {
+            limiter,
+            per_minute,
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.limiter.is_some()
+    }
+
+    /// Counts one request of `caller`. `None` when limiting is off.
+    pub fn check(&self, caller: &Caller) -> Option<Decision> {
+        let limiter = self.limiter.as_ref()?;
+        let limit = self.per_minute;
+        let per_request = Duration::from_secs(60) / limit;
+        Some(match limiter.check_key(caller) {
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                let used = u64::from(limit.saturating_sub(remaining));
+                Decision::Allowed {
+                    limit,
+                    remaining,
+                    reset_seconds: ceil_seconds(per_request * used as u32),
+                }
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(limiter.clock().now());
+                Decision::Limited {
+                    limit,
+                    retry_after_seconds: ceil_seconds(wait).max(1),
+                    reset_seconds: ceil_seconds(per_request * limit),
+                }
+            }
+        })
+    }
+
+    /// Forgets callers whose bucket is full again, so idle callers cost no memory.
+    pub fn forget_idle(&self) {
+        if let Some(limiter) = &self.limiter {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+    }
+}
+
+fn ceil_seconds(duration: Duration) -> u64 {
+    let secs = duration.as_secs();
+    if duration.subsec_nanos() > 0 {
+        secs + 1
+    } else {
+        secs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(sub: &str) -> Caller {
+        Caller::User {
+            tenant: Uuid::from_u128(1),
+            sub: sub.into(),
+        }
+    }
+
+    #[test]
+    fn counts_down_then_limits_with_retry_after() {
+        let limiter = RateLimiter::new(3);
+        let caller = user("a");
+        for expected in [2, 1, 0] {
+            match limiter.check(&caller) {
+                Some(Decision::Allowed {
+                    limit: 3,
+                    remaining,
+                    ..
+                }) => assert_eq!(remaining, expected),
+                other => panic!("expected allowed, got {other:?}"),
+            }
+        }
+        match limiter.check(&caller) {
+            Some(Decision::Limited {
+                retry_after_seconds,
+                ..
+            }) => assert!(
+                (1..=20).contains(&retry_after_seconds),
+                "{retry_after_seconds}"
+            ),
+            other => panic!("expected limited, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn callers_are_counted_apart() {
+        let limiter = RateLimiter::new(1);
+        assert!(matches!(
+            limiter.check(&user("a")),
+            Some(Decision::Allowed { .. })
+        ));
+        assert!(matches!(
+            limiter.check(&user("b")),
+            Some(Decision::Allowed { .. })
+        ));
+        assert!(matches!(
+            limiter.check(&Caller::Submission(Uuid::from_u128(9))),
+            Some(Decision::Allowed { .. })
+        ));
+        assert!(matches!(
+            limiter.check(&user("a")),
+            Some(Decision::Limited { .. })
+        ));
+    }
+
+    #[test]
+    fn zero_turns_limiting_off() {
+        let limiter = RateLimiter::new(0);
+        assert!(!limiter.is_enabled());
+        assert_eq!(limiter.check(&user("a")), None);
+    }
+
+    #[test]
+    fn headers_are_written() {
+        let mut headers = HeaderMap::new();
+        Decision::Allowed {
+            limit: 600,
+            remaining: 599,
+            reset_seconds: 1,
+        }
+        .write_headers(&mut headers);
+        assert_eq!(headers["x-ratelimit-limit"], "600");
+        assert_eq!(headers["x-ratelimit-remaining"], "599");
+        assert_eq!(headers["x-ratelimit-reset"], "1");
+    }
+}

@@ -1,0 +1,181 @@
+//! `GET /app-invocations` and `GET /app-invocations/:id` (SPEC 4.3, 4.4).
+
+use http::{Response, StatusCode};
+use readers::invocations::{self, InvocationFilter, InvocationStatus};
+use readers::redaction::Visibility;
+use readers::{Page, Tenant};
+use uuid::Uuid;
+
+use crate::auth::{Permission, Principal};
+use crate::error::{Error, Location};
+use crate::query::{MAX_OFFSET, Query};
+use crate::response::{self, Body};
+use crate::state::State;
+
+/// Page size when `limit` is absent (SPEC leaves it open; documented in the README).
+pub const DEFAULT_LIMIT: i64 = 50;
+/// Largest page.
+pub const MAX_LIMIT: i64 = 500;
+
+fn visibility(principal: &Principal) -> Visibility {
+    if principal.has(Permission::RunsContext) {
+        Visibility::Full
+    } else {
+        Visibility::Redacted
+    }
+}
+
+/// Parses and validates the query of the list route.
+pub fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, Page), Error> {
+    let mut query = Query::parse(raw);
+    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let workflow_run_id = query.uuid("workflowRunId");
+    let app_name = query.one("appName").map(|name| name.into_owned());
+    if let Some(name) = &app_name
+        && !is_app_name(name)
+    {
+        query.reject(
+            "appName",
+            "must be 1 to 100 lowercase letters, digits or '-', starting with a letter or digit",
+        );
+    }
+    let mut statuses = Vec::new();
+    for raw in query.all("status") {
+        match InvocationStatus::parse(&raw) {
+            Some(status) if !statuses.contains(&status) => statuses.push(status),
+            Some(_) => {}
+            None => query.reject("status", "must be one of success, error, timeout, pending"),
+        }
+    }
+    let from = query.date_time("from");
+    let to = query.date_time("to");
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        query.reject("to", "must not be before from");
+    }
+    query.finish()?;
+    Ok((
+        InvocationFilter {
+            workflow_run_id,
+            app_name,
+            statuses,
+            from,
+            to,
+        },
+        Page { limit, offset },
+    ))
+}
+
+/// SPEC §1: 1 to 100 characters of lowercase letters, digits and `-`, starting with a letter or
+/// digit.
+pub fn is_app_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    (1..=100).contains(&bytes.len())
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+pub async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let (filter, page) = parse_list_query(raw_query)?;
+    let tenant = Tenant::new(principal.tenant);
+    let found = invocations::list(&state.pool, tenant, &filter, page).await?;
+    let shown = visibility(principal);
+    let body = found.map(|record| record.visible_to(shown));
+    Ok(response::json(StatusCode::OK, &body))
+}
+
+pub async fn get(state: &State, principal: &Principal, id: &str) -> Result<Response<Body>, Error> {
+    let id = Uuid::try_parse(id)
+        .map_err(|_| Error::validation(Location::Path, "id", "must be a UUID"))?;
+    let tenant = Tenant::new(principal.tenant);
+    let record = invocations::get(&state.pool, tenant, id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(
+        StatusCode::OK,
+        &record.visible_to(visibility(principal)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issue_paths(raw: &str) -> Vec<String> {
+        match parse_list_query(Some(raw)) {
+            Err(Error::Validation(issues)) => issues.into_iter().map(|i| i.path).collect(),
+            other => panic!("expected validation error for {raw}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_and_full_filters() {
+        let (filter, page) = parse_list_query(None).expect("empty query");
+        assert_eq!(
+            page,
+            Page {
+                limit: DEFAULT_LIMIT,
+                offset: 0
+            }
+        );
+        assert_eq!(filter, InvocationFilter::default());
+        let run = Uuid::new_v4();
+        let raw = format!(
+            "limit=10&offset=5&workflowRunId={run}&appName=kyc-check&status=error&status=timeout&status=error&from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00.5Z"
+        );
+        let (filter, page) = parse_list_query(Some(&raw)).expect("valid");
+        assert_eq!(
+            page,
+            Page {
+                limit: 10,
+                offset: 5
+            }
+        );
+        assert_eq!(filter.workflow_run_id, Some(run));
+        assert_eq!(filter.app_name.as_deref(), Some("kyc-check"));
+        assert_eq!(
+            filter.statuses,
+            vec![InvocationStatus::Error, InvocationStatus::Timeout]
+        );
+    }
+
+    #[test]
+    fn each_bad_parameter_is_named() {
+        assert_eq!(issue_paths("limit=0"), vec!["limit"]);
+        assert_eq!(issue_paths("limit=501"), vec!["limit"]);
+        assert_eq!(issue_paths("offset=-1"), vec!["offset"]);
+        assert_eq!(issue_paths("status=done"), vec!["status"]);
+        assert_eq!(issue_paths("from=2026-13-01"), vec!["from"]);
+        assert_eq!(issue_paths("to=tomorrow"), vec!["to"]);
+        assert_eq!(issue_paths("workflowRunId=123"), vec!["workflowRunId"]);
+        assert_eq!(issue_paths("appName=KYC"), vec!["appName"]);
+        assert_eq!(
+            issue_paths("from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z"),
+            vec!["to"]
+        );
+        assert_eq!(
+            issue_paths("limit=x&offset=y&colour=red"),
+            vec!["limit", "offset", "colour"]
+        );
+    }
+
+    #[test]
+    fn app_names_follow_the_spec_pattern() {
+        assert!(is_app_name("kyc"));
+        assert!(is_app_name("0-x"));
+        assert!(is_app_name(&"a".repeat(100)));
+        assert!(!is_app_name(""));
+        assert!(!is_app_name("-kyc"));
+        assert!(!is_app_name("Kyc"));
+        assert!(!is_app_name("kyc_check"));
+        assert!(!is_app_name(&"a".repeat(101)));
+    }
+}

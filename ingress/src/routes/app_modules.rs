@@ -1,0 +1,69 @@
+//! `GET /internal/app-modules/:sha256` on the internal listener: the runner fetches a module's
+//! bytes, streamed from object storage (SPEC 4.13).
+
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+
+use crate::error::{Error, Location};
+use crate::object_store::{ObjectStore, StoreError};
+use crate::response::Body;
+use crate::state::State;
+
+/// A lowercase hex sha256.
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+pub async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>, Error> {
+    if !is_sha256(sha256) {
+        return Err(Error::validation(
+            Location::Path,
+            "sha256",
+            "must be 64 lowercase hex characters",
+        ));
+    }
+    let store = state
+        .objects
+        .as_ref()
+        .ok_or_else(|| Error::Unavailable("no object storage configured".into()))?;
+    let object = match store.get(&ObjectStore::module_key(sha256)).await {
+        Ok(object) => object,
+        Err(StoreError::NotFound) => return Err(Error::NotFound),
+        Err(StoreError::Unavailable(reason)) => return Err(Error::Unavailable(reason)),
+    };
+    let stream = futures::stream::unfold(object.body, |mut body| async move {
+        let chunk = body.next().await?;
+        Some((
+            chunk
+                .map(hyper::body::Frame::data)
+                .map_err(|e| std::io::Error::other(e.to_string())),
+            body,
+        ))
+    });
+    let mut response = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/wasm"));
+    if let Some(length) = object.length {
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_lowercase_hex_sha256_is_accepted() {
+        assert!(is_sha256(&"a".repeat(64)));
+        assert!(!is_sha256(&"A".repeat(64)));
+        assert!(!is_sha256(&"a".repeat(63)));
+        assert!(!is_sha256(&format!("{}g", "a".repeat(63))));
+        assert!(!is_sha256("../../etc/passwd"));
+    }
+}
