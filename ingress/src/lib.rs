@@ -17,5 +17,4 @@ pub mod response;
 pub mod router;
 pub mod routes;
 pub mod server;
-pub mod shutdown;
 pub mod state;

@@ -12,7 +12,8 @@ use ingress::auth::permission::Role;
 use ingress::config::Config;
 use ingress::router::{Router, internal_routes, public_routes};
 use ingress::state::State;
-use ingress::{internal, public, server, shutdown};
+use ingress::{internal, public, server};
+use telemetry::shutdown;
 use tokio::net::TcpListener;
 use uuid::Uuid;
 
@@ -202,7 +203,7 @@ async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error:
 }
 
 /// Idle callers are forgotten every minute so the limiter's memory follows active callers.
-fn spawn_limiter_upkeep(state: State, stop: tokio_util::sync::CancellationToken) {
+fn spawn_limiter_upkeep(state: State, stop: shutdown::CancellationToken) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {

@@ -3,8 +3,10 @@
 //! ([`metrics`]). One call, [`init`], configures all three from the environment.
 
 pub mod censor;
+pub mod health;
 pub mod log_line;
 pub mod metrics;
+pub mod shutdown;
 pub mod traces;
 
 use metrics_exporter_prometheus::PrometheusHandle;

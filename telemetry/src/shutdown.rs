@@ -1,6 +1,6 @@
 //! The shutdown signal: SIGTERM or Ctrl-C.
 
-use tokio_util::sync::CancellationToken;
+pub use tokio_util::sync::CancellationToken;
 
 /// A token cancelled on the first SIGTERM or SIGINT.
 pub fn on_signal() -> CancellationToken {

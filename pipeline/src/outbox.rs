@@ -1,0 +1,160 @@
+//! The outbox: events written in the same transaction as a stage's effect, relayed to Kafka in
+//! id order by one relay at a time (an advisory lock), then deleted. A crash between produce and
+//! delete relays a batch twice; consumers are idempotent by event id, so that is harmless.
+
+use std::time::Duration;
+
+use futures::future::try_join_all;
+use serde_json::Value;
+use sqlx::postgres::PgListener;
+use sqlx::{PgPool, Postgres, Transaction};
+use tokio_util::sync::CancellationToken;
+use topics::{Envelope, Message, Producer};
+
+use crate::Error;
+
+/// Rows relayed per transaction.
+const BATCH: i64 = 256;
+/// Poll even without a notification, in case one was missed.
+const POLL: Duration = Duration::from_secs(1);
+/// Arbitrary constant naming the relay's advisory lock.
+const RELAY_LOCK: i64 = 0x6f75_7462_6f78;
+
+/// Queues an envelope for its topic, inside the caller's transaction.
+pub async fn enqueue<B: Message>(
+    tx: &mut Transaction<'_, Postgres>,
+    event: &Envelope<B>,
+) -> Result<(), Error> {
+    let mut headers = serde_json::Map::new();
+    headers.insert("id".into(), Value::from(event.id.to_string()));
+    if let Some(traceparent) = &event.traceparent {
+        headers.insert("traceparent".into(), Value::from(traceparent.clone()));
+    }
+    sqlx::query("INSERT INTO outbox (topic, key, payload, headers) VALUES ($1, $2, $3, $4)")
+        .bind(B::TOPIC.name)
+        .bind(event.key())
+        .bind(event.encode()?)
+        .bind(Value::Object(headers))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    topic: String,
+    key: Vec<u8>,
+    payload: Vec<u8>,
+    headers: Value,
+}
+
+/// Moves outbox rows to Kafka.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    pool: PgPool,
+    producer: Producer,
+}
+
+impl Relay {
+    pub fn new(pool: PgPool, producer: Producer) -> Self {
+        Self { pool, producer }
+    }
+
+    /// Relays until `stop` is cancelled: at once on each `outbox` notification, else every poll.
+    pub async fn run(self, stop: CancellationToken) {
+        let mut listener = match PgListener::connect_with(&self.pool).await {
+            Ok(mut listener) => match listener.listen("outbox").await {
+                Ok(()) => Some(listener),
+                Err(error) => {
+                    tracing::warn!(%error, "outbox notifications off; polling");
+                    None
+                }
+            },
+            Err(error) => {
+                tracing::warn!(%error, "outbox notifications off; polling");
+                None
+            }
+        };
+        loop {
+            let relayed = match self.relay_batch().await {
+                Ok(n) => n,
+                Err(error) => {
+                    tracing::warn!(%error, "outbox relay failed; retrying");
+                    0
+                }
+            };
+            if relayed as i64 == BATCH {
+                continue;
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = wait_for_notification(&mut listener) => {}
+            }
+        }
+    }
+
+    /// Relays one batch; returns how many rows went out.
+    pub async fn relay_batch(&self) -> Result<usize, Error> {
+        let mut tx = self.pool.begin().await?;
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+            .bind(RELAY_LOCK)
+            .fetch_one(&mut *tx)
+            .await?;
+        if !locked {
+            // Another relay is at work; one at a time keeps per-key order.
+            return Ok(0);
+        }
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT id, topic, key, payload, headers FROM outbox ORDER BY id LIMIT $1",
+        )
+        .bind(BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        // Sends are queued in id order, and the idempotent producer keeps that order per
+        // partition while they are in flight together.
+        try_join_all(rows.iter().map(|row| {
+            let headers = header_pairs(&row.headers);
+            async move {
+                let borrowed: Vec<(&str, &[u8])> = headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_bytes()))
+                    .collect();
+                self.producer
+                    .send_raw(&row.topic, &row.key, &row.payload, &borrowed)
+                    .await
+            }
+        }))
+        .await?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        sqlx::query("DELETE FROM outbox WHERE id = ANY($1)")
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(rows.len())
+    }
+}
+
+fn header_pairs(headers: &Value) -> Vec<(String, String)> {
+    headers
+        .as_object()
+        .map(|map| {
+            map.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn wait_for_notification(listener: &mut Option<PgListener>) {
+    match listener {
+        Some(l) => {
+            let _ = tokio::time::timeout(POLL, l.recv()).await;
+        }
+        None => tokio::time::sleep(POLL).await,
+    }
+}

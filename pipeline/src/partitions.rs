@@ -1,0 +1,34 @@
+//! Keeps the monthly partitions of `app_invocations` created ahead of time, so rows never fall
+//! into the default partition (which would block creating that month's partition later).
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+use crate::Error;
+
+/// Months created ahead, counting the current one.
+const MONTHS_AHEAD: i32 = 3;
+const EVERY: Duration = Duration::from_secs(6 * 3600);
+
+pub async fn ensure(pool: &PgPool) -> Result<(), Error> {
+    sqlx::query("SELECT app_invocations_ensure_partitions(now()::date, $1)")
+        .bind(MONTHS_AHEAD)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Re-checks every few hours until stopped.
+pub async fn maintain(pool: PgPool, stop: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(EVERY) => {}
+        }
+        if let Err(error) = ensure(&pool).await {
+            tracing::warn!(%error, "invocation partitions not ensured");
+        }
+    }
+}

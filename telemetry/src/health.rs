@@ -1,0 +1,207 @@
+//! The operational listener of the pipeline and the runner: `GET /health` (liveness),
+//! `GET /health/ready` (every dependency answers; otherwise 503 naming each one that does not),
+//! `GET /healthz` (alias of readiness for orchestrators) and `GET /metrics`. Answers have the same
+//! shapes as the API's, errors the same envelope.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{Map, Value, json};
+use tokio::net::TcpListener;
+
+use crate::MetricsHandle;
+
+/// One dependency's answer.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: &'static str,
+    pub result: Result<(), String>,
+}
+
+/// Runs every readiness probe of a process.
+pub type Probes = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Vec<Check>> + Send>> + Send + Sync>;
+
+/// How long one probe may take before it counts as unreachable.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Runs `probe` with the probe timeout.
+pub async fn check(name: &'static str, probe: impl Future<Output = Result<(), String>>) -> Check {
+    let result = tokio::time::timeout(PROBE_TIMEOUT, probe)
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {PROBE_TIMEOUT:?}")));
+    if let Err(reason) = &result {
+        tracing::warn!(dependency = name, %reason, "dependency not ready");
+    }
+    Check { name, result }
+}
+
+/// `(ready, checks, unreachable)` of a set of answers: each check `ok` or `unreachable`.
+pub fn summarize(checks: &[Check]) -> (bool, Value, Vec<&'static str>) {
+    let mut shown = Map::new();
+    let mut unreachable = Vec::new();
+    for c in checks {
+        let state = if c.result.is_ok() {
+            "ok"
+        } else {
+            "unreachable"
+        };
+        shown.insert(c.name.into(), Value::from(state));
+        if c.result.is_err() {
+            unreachable.push(c.name);
+        }
+    }
+    (unreachable.is_empty(), Value::Object(shown), unreachable)
+}
+
+fn json_response(status: StatusCode, body: &Value, request_id: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", value);
+    }
+    response
+}
+
+fn envelope(code: &str, message: String, details: Option<Value>, request_id: &str) -> Value {
+    let mut error = json!({ "code": code, "message": message, "requestId": request_id });
+    if let Some(details) = details {
+        error["details"] = details;
+    }
+    json!({ "error": error })
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    probes: Probes,
+    metrics: MetricsHandle,
+) -> Response<Full<Bytes>> {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let path = request.uri().path();
+    let known = matches!(path, "/health" | "/health/ready" | "/healthz" | "/metrics");
+    if !known {
+        let body = envelope("not_found", "Not found.".into(), None, &request_id);
+        return json_response(StatusCode::NOT_FOUND, &body, &request_id);
+    }
+    if request.method() != Method::GET {
+        let body = envelope(
+            "method_not_allowed",
+            "Method not allowed; allowed: GET.".into(),
+            None,
+            &request_id,
+        );
+        let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body, &request_id);
+        response
+            .headers_mut()
+            .insert(http::header::ALLOW, HeaderValue::from_static("GET"));
+        return response;
+    }
+    match path {
+        "/health" => json_response(StatusCode::OK, &json!({ "status": "ok" }), &request_id),
+        "/metrics" => {
+            let mut response = Response::new(Full::new(Bytes::from(metrics.render())));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        _ => {
+            let checks = probes().await;
+            let (ready, shown, unreachable) = summarize(&checks);
+            if ready {
+                json_response(
+                    StatusCode::OK,
+                    &json!({ "status": "ready", "checks": shown }),
+                    &request_id,
+                )
+            } else {
+                let message = format!("Not ready; unreachable: {}.", unreachable.join(", "));
+                let details = json!({ "unreachable": unreachable, "checks": shown });
+                let body = envelope("not_ready", message, Some(details), &request_id);
+                json_response(StatusCode::SERVICE_UNAVAILABLE, &body, &request_id)
+            }
+        }
+    }
+}
+
+/// Serves the operational routes on `addr` until `shutdown` resolves.
+pub async fn serve(
+    addr: SocketAddr,
+    probes: Probes,
+    metrics: MetricsHandle,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, "health listening");
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10));
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "health accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let probes = probes.clone();
+        let metrics = metrics.clone();
+        let service = service_fn(move |request| {
+            let probes = probes.clone();
+            let metrics = metrics.clone();
+            async move { Ok::<_, std::convert::Infallible>(answer(request, probes, metrics).await) }
+        });
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_names_every_unreachable_dependency() {
+        let checks = vec![
+            Check {
+                name: "postgres",
+                result: Ok(()),
+            },
+            Check {
+                name: "redis",
+                result: Err("refused".into()),
+            },
+            Check {
+                name: "broker",
+                result: Err("timeout".into()),
+            },
+        ];
+        let (ready, shown, unreachable) = summarize(&checks);
+        assert!(!ready);
+        assert_eq!(unreachable, vec!["redis", "broker"]);
+        assert_eq!(shown["postgres"], "ok");
+        assert_eq!(shown["redis"], "unreachable");
+    }
+}
