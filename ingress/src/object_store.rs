@@ -68,6 +68,19 @@ impl ObjectStore {
             .map_err(|e| StoreError::Unavailable(describe(&e)))
     }
 
+    /// Stores an object (overwriting one of the same key).
+    pub async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), StoreError> {
+        self.client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError::Unavailable(describe(&e)))
+    }
+
     /// Opens an object for streaming.
     pub async fn get(&self, key: &str) -> Result<Object, StoreError> {
         match self

@@ -1,0 +1,91 @@
+use crate::support::{client, stack};
+
+#[tokio::test]
+async fn liveness_and_readiness_answer_and_are_not_counted() {
+    let http = client();
+    let live = http.get(stack().api("/health")).send().await.expect("live");
+    assert_eq!(live.status(), 200);
+    assert!(live.headers().get("x-request-id").is_some());
+    assert_eq!(live.headers()["cache-control"], "no-store");
+    assert!(
+        live.headers().get("x-ratelimit-limit").is_none(),
+        "health is never counted"
+    );
+    let body: serde_json::Value = live.json().await.expect("json");
+    assert_eq!(body["status"], "ok");
+
+    let ready = http
+        .get(stack().api("/health/ready"))
+        .send()
+        .await
+        .expect("ready");
+    assert_eq!(ready.status(), 200);
+    assert!(ready.headers().get("x-ratelimit-limit").is_none());
+    let body: serde_json::Value = ready.json().await.expect("json");
+    assert_eq!(body["status"], "ready");
+    for dependency in ["postgres", "redis", "broker", "objectStore"] {
+        assert_eq!(body["checks"][dependency], "ok", "{body}");
+    }
+}
+
+#[tokio::test]
+async fn metrics_expose_request_durations_in_text_format() {
+    let http = client();
+    // A counted request so the histogram has a sample.
+    let _ = http
+        .get(stack().api("/no-such-route"))
+        .send()
+        .await
+        .expect("request");
+    let metrics = http
+        .get(stack().api("/metrics"))
+        .send()
+        .await
+        .expect("metrics");
+    assert_eq!(metrics.status(), 200);
+    assert!(
+        metrics.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/plain")
+    );
+    let text = metrics.text().await.expect("text");
+    assert!(
+        text.contains("http_server_request_duration_bucket"),
+        "{text}"
+    );
+    assert!(text.contains("http_route=\"unmatched\""), "{text}");
+    assert!(
+        !text.contains("http_route=\"/health\""),
+        "health is not measured"
+    );
+}
+
+#[tokio::test]
+async fn pipeline_and_runner_expose_health_the_same_way() {
+    let http = client();
+    for base in [stack().var("PIPELINE_URL"), stack().var("RUNNER_URL")] {
+        let live = http
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .expect("live");
+        assert_eq!(live.status(), 200, "{base}");
+        let body: serde_json::Value = live.json().await.expect("json");
+        assert_eq!(body["status"], "ok");
+        let ready = http
+            .get(format!("{base}/health/ready"))
+            .send()
+            .await
+            .expect("ready");
+        assert_eq!(ready.status(), 200, "{base}");
+        let metrics = http
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .expect("metrics");
+        assert_eq!(metrics.status(), 200, "{base}");
+        let missing = http.get(format!("{base}/nope")).send().await.expect("404");
+        crate::support::assert_envelope(missing, 404, "not_found").await;
+    }
+}

@@ -1,0 +1,15 @@
+#![allow(unreachable_pub)]
+
+//! Integration tests against the real stack (`./stack up`): the API's public and internal
+//! listeners over HTTP, Postgres for fixtures. Extra instances with other settings are started
+//! through `./stack run ingress`.
+
+mod auth;
+mod envelope;
+mod health;
+mod internal;
+mod invocations;
+mod rate_limit;
+mod request_id;
+mod shutdown;
+mod support;

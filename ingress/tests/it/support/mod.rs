@@ -1,0 +1,155 @@
+//! Shared test support: the stack's environment, tokens, an HTTP client, extra instances, and
+//! the tenant-isolation assertion later issues reuse.
+
+#![allow(dead_code)]
+
+pub mod instance;
+pub mod isolation;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use ingress::auth::claims::Kind;
+use ingress::auth::mint::{TokenRequest, mint};
+use ingress::auth::permission::Role;
+use uuid::Uuid;
+
+/// The environment `./stack up` wrote to `.stack/env`, overridden by the process environment.
+#[derive(Debug, Clone)]
+pub struct Stack {
+    vars: HashMap<String, String>,
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("crate has a parent")
+        .to_path_buf()
+}
+
+pub fn stack() -> &'static Stack {
+    static STACK: OnceLock<Stack> = OnceLock::new();
+    STACK.get_or_init(|| {
+        let path = repo_root().join(".stack/env");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{} not readable ({e}): start the stack with ./stack up",
+                path.display()
+            )
+        });
+        let mut vars: HashMap<String, String> = text
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+            .collect();
+        for (key, value) in vars.iter_mut() {
+            if let Ok(own) = std::env::var(key) {
+                *value = own;
+            }
+        }
+        Stack { vars }
+    })
+}
+
+impl Stack {
+    pub fn var(&self, name: &str) -> &str {
+        self.vars
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} missing from .stack/env"))
+    }
+
+    pub fn vars(&self) -> &HashMap<String, String> {
+        &self.vars
+    }
+
+    pub fn api(&self, path: &str) -> String {
+        format!("{}{path}", self.var("API_URL"))
+    }
+
+    pub fn internal(&self, path: &str) -> String {
+        format!("{}{path}", self.var("API_INTERNAL_URL"))
+    }
+}
+
+/// A token of the stack's deployment.
+pub fn token(tenant: Uuid, roles: &[Role]) -> String {
+    token_with(tenant, roles, &[])
+}
+
+pub fn token_with(tenant: Uuid, roles: &[Role], perms: &[&str]) -> String {
+    mint(
+        TokenRequest {
+            tenant,
+            sub: format!("user-{}", Uuid::new_v4()),
+            name: "Test User".into(),
+            kind: Kind::Human,
+            roles: roles.to_vec(),
+            perms: perms.iter().map(|p| (*p).to_owned()).collect(),
+            submission: None,
+            ttl_seconds: 600,
+            issuer: None,
+            audience: None,
+        },
+        stack().var("JWT_SECRET").as_bytes(),
+    )
+    .expect("token signs")
+}
+
+pub fn admin(tenant: Uuid) -> String {
+    token(tenant, &[Role::Admin])
+}
+
+pub fn analyst(tenant: Uuid) -> String {
+    token(tenant, &[Role::Analyst])
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .expect("client builds")
+}
+
+pub async fn database() -> sqlx::PgPool {
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(4)
+        .connect(stack().var("DATABASE_URL"))
+        .await
+        .expect("database reachable");
+    schema::migrate(&pool).await.expect("migrations apply");
+    pool
+}
+
+/// Asserts the body is the error envelope with `code`, and its request id equals the header.
+pub async fn assert_envelope(
+    response: reqwest::Response,
+    status: u16,
+    code: &str,
+) -> serde_json::Value {
+    assert_eq!(response.status().as_u16(), status, "status");
+    let header = response
+        .headers()
+        .get("x-request-id")
+        .expect("x-request-id on every response")
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert_eq!(
+        response
+            .headers()
+            .get("cache-control")
+            .map(|v| v.to_str().unwrap_or("")),
+        Some("no-store")
+    );
+    let body: serde_json::Value = response.json().await.expect("JSON body");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert_eq!(body["error"]["requestId"], header.as_str(), "{body}");
+    body
+}
