@@ -215,12 +215,18 @@ impl Consumer {
         );
         let partition = delivery.partition.to_string();
         let offset = delivery.offset.to_string();
-        let headers: [(&str, &[u8]); 4] = [
+        // The original headers travel along (its id, its trace), then where it came from and why.
+        let mut headers: Vec<(&str, &[u8])> = delivery
+            .message
+            .headers()
+            .map(|h| h.iter().filter_map(|x| Some((x.key, x.value?))).collect())
+            .unwrap_or_default();
+        headers.extend([
             ("source-topic", delivery.topic.as_bytes()),
             ("source-partition", partition.as_bytes()),
             ("source-offset", offset.as_bytes()),
             ("reason", reason.as_bytes()),
-        ];
+        ]);
         self.dead_letters
             .send_raw(
                 catalogue::DEAD_LETTER.name,
