@@ -12,6 +12,8 @@ pub mod observe;
 pub mod public;
 pub mod query;
 pub mod rate_limit;
+pub mod read_cache;
+pub mod read_cache_listener;
 pub mod request_id;
 pub mod response;
 pub mod router;

@@ -12,7 +12,7 @@ use ingress::auth::permission::Role;
 use ingress::config::Config;
 use ingress::router::{Router, internal_routes, public_routes};
 use ingress::state::State;
-use ingress::{internal, public, server};
+use ingress::{internal, public, read_cache_listener, server};
 use telemetry::shutdown;
 use tokio::net::TcpListener;
 use uuid::Uuid;
@@ -168,6 +168,11 @@ async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error:
 
     let stop = shutdown::on_signal();
     spawn_limiter_upkeep(state.clone(), stop.clone());
+    tokio::spawn(read_cache_listener::run(
+        state.pool.clone(),
+        state.read_cache.clone(),
+        stop.clone(),
+    ));
 
     let public_router = Arc::new(Router::new(public_routes()));
     let public_state = state.clone();

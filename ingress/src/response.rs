@@ -25,12 +25,7 @@ pub fn full(bytes: impl Into<Bytes>) -> Body {
 /// A JSON response. Serialising our own types cannot fail; if it did, the answer is a 500.
 pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
     match serde_json::to_vec(value) {
-        Ok(bytes) => {
-            let mut response = Response::new(full(bytes));
-            *response.status_mut() = status;
-            response.headers_mut().insert(CONTENT_TYPE, JSON);
-            response
-        }
+        Ok(bytes) => json_bytes(status, bytes.into()),
         Err(error) => {
             tracing::error!(%error, "response did not serialise");
             let mut response = Response::new(full(&b"{\"error\":{\"code\":\"internal\",\"message\":\"Internal error.\",\"requestId\":\"\"}}"[..]));
@@ -39,6 +34,14 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
             response
         }
     }
+}
+
+/// A JSON answer already serialised (e.g. by the read cache).
+pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
+    let mut response = Response::new(full(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, JSON);
+    response
 }
 
 /// The error envelope for `error`, with the headers the error implies.

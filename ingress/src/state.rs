@@ -12,6 +12,7 @@ use crate::auth::TokenVerifier;
 use crate::config::Config;
 use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
+use crate::read_cache::ReadCache;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -26,6 +27,7 @@ pub struct Inner {
     pub objects: Option<ObjectStore>,
     pub verifier: TokenVerifier,
     pub limiter: RateLimiter,
+    pub read_cache: Arc<ReadCache>,
     pub metrics: PrometheusHandle,
 }
 
@@ -70,6 +72,7 @@ impl State {
             objects,
             verifier,
             limiter,
+            read_cache: Arc::new(ReadCache::default()),
             metrics,
         })))
     }

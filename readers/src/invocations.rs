@@ -11,6 +11,10 @@ use crate::page::COUNT_CAP;
 use crate::redaction::{Visibility, redact_text, redact_values};
 use crate::{Error, ListPage, Page, Tenant};
 
+/// Postgres notification channel on which every committed change of `app_invocations` names
+/// the tenant it touched (a trigger of the schema), or `*` after a `TRUNCATE`.
+pub const CHANGED_CHANNEL: &str = "app_invocations_changed";
+
 /// Status of an invocation attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

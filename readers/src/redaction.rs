@@ -6,7 +6,7 @@ use serde_json::Value;
 pub const REDACTED: &str = "[redacted]";
 
 /// Whether the caller may read recorded payloads in full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Visibility {
     /// Holds `runs:context`.
     Full,

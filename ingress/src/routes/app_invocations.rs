@@ -1,5 +1,6 @@
 //! `GET /app-invocations` and `GET /app-invocations/:id` (SPEC 4.3, 4.4).
 
+use bytes::Bytes;
 use http::{Response, StatusCode};
 use readers::invocations::{self, InvocationFilter, InvocationStatus};
 use readers::redaction::Visibility;
@@ -9,6 +10,7 @@ use uuid::Uuid;
 use crate::auth::{Permission, Principal};
 use crate::error::{Error, Location};
 use crate::query::{MAX_OFFSET, Query};
+use crate::read_cache::Key;
 use crate::response::{self, Body};
 use crate::state::State;
 
@@ -86,23 +88,44 @@ pub async fn list(
 ) -> Result<Response<Body>, Error> {
     let (filter, page) = parse_list_query(raw_query)?;
     let tenant = Tenant::new(principal.tenant);
-    let found = invocations::list(&state.pool, tenant, &filter, page).await?;
     let shown = visibility(principal);
+    let request = format!("invocations:list:{filter:?}:{page:?}");
+    let key = state.read_cache.key(principal.tenant, shown, request);
+    if let Some(answer) = key.as_ref().and_then(|key| state.read_cache.get(key)) {
+        return Ok(response::json_bytes(StatusCode::OK, answer));
+    }
+    let found = invocations::list(&state.pool, tenant, &filter, page).await?;
     let body = found.map(|record| record.visible_to(shown));
-    Ok(response::json(StatusCode::OK, &body))
+    Ok(cached_json(state, key, &body))
 }
 
 pub async fn get(state: &State, principal: &Principal, id: &str) -> Result<Response<Body>, Error> {
     let id = Uuid::try_parse(id)
         .map_err(|_| Error::validation(Location::Path, "id", "must be a UUID"))?;
     let tenant = Tenant::new(principal.tenant);
+    let shown = visibility(principal);
+    let key = state
+        .read_cache
+        .key(principal.tenant, shown, format!("invocations:get:{id}"));
+    if let Some(answer) = key.as_ref().and_then(|key| state.read_cache.get(key)) {
+        return Ok(response::json_bytes(StatusCode::OK, answer));
+    }
     let record = invocations::get(&state.pool, tenant, id)
         .await?
         .ok_or(Error::NotFound)?;
-    Ok(response::json(
-        StatusCode::OK,
-        &record.visible_to(visibility(principal)),
-    ))
+    Ok(cached_json(state, key, &record.visible_to(shown)))
+}
+
+/// Serialises a 200 answer, keeping it in the read cache under `key` when there is one.
+fn cached_json<T: serde::Serialize>(state: &State, key: Option<Key>, value: &T) -> Response<Body> {
+    let Ok(bytes) = serde_json::to_vec(value) else {
+        return response::json(StatusCode::OK, value); // answers the logged 500
+    };
+    let bytes = Bytes::from(bytes);
+    if let Some(key) = key {
+        state.read_cache.insert(key, bytes.clone());
+    }
+    response::json_bytes(StatusCode::OK, bytes)
 }
 
 #[cfg(test)]

@@ -227,3 +227,88 @@ async fn an_absent_invocation_is_404() {
         .expect("request");
     assert_envelope(response, 404, "not_found").await;
 }
+
+async fn get_status(token: &str, id: Uuid) -> (u16, Value) {
+    let response = client()
+        .get(stack().api(&format!("/app-invocations/{id}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("json"))
+}
+
+/// Reads are served from the in-process read cache; a committed insert, update or delete of the
+/// tenant's records must show in the reads that follow, once Postgres has delivered the change
+/// notification (milliseconds), never a stale answer for longer.
+#[tokio::test]
+async fn a_committed_change_shows_in_the_reads_that_follow() {
+    let pool = database().await;
+    let (tenant, _, ids, base) = seed(&pool).await;
+    let token = admin(tenant);
+    // Twice each, so the second read is answered from the cache.
+    let hits_before = cache_hits().await;
+    for _ in 0..2 {
+        assert_eq!(list(&token, "").await["total"], 6);
+        assert_eq!(get_status(&token, ids[0]).await.1["status"], "success");
+        assert_eq!(get_status(&token, ids[5]).await.0, 200);
+    }
+    assert!(
+        cache_hits().await >= hits_before + 3,
+        "the repeated reads were answered from the cache"
+    );
+
+    let added = Fixture {
+        id: Uuid::now_v7(),
+        app: "kyc",
+        status: "success",
+        run: None,
+        at: base + Duration::minutes(10),
+    };
+    insert(&pool, tenant, &added).await;
+    sqlx::query("UPDATE app_invocations SET status = 'timeout' WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant)
+        .bind(ids[0])
+        .execute(&pool)
+        .await
+        .expect("update");
+    sqlx::query("DELETE FROM app_invocations WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant)
+        .bind(ids[5])
+        .execute(&pool)
+        .await
+        .expect("delete");
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let page = list(&token, "").await;
+        let first = ids_of(&page).first().copied();
+        let updated = get_status(&token, ids[0]).await.1["status"].clone();
+        let deleted = get_status(&token, ids[5]).await.0;
+        if page["total"] == 6 && first == Some(added.id) && updated == "timeout" && deleted == 404 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "reads still stale after 5 s: total {}, first {first:?}, status {updated}, deleted {deleted}",
+            page["total"]
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// `ingress_read_cache_lookups_total{outcome="hit"}` of the stack's API.
+async fn cache_hits() -> u64 {
+    let text = client()
+        .get(stack().api("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|line| line.strip_prefix("ingress_read_cache_lookups_total{outcome=\"hit\"} "))
+        .map_or(0, |n| n.trim().parse().expect("a count"))
+}
