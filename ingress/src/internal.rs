@@ -10,11 +10,11 @@ use subtle::ConstantTimeEq;
 use crate::auth::verifier::bearer_token;
 use crate::error::{AuthFailure, Error};
 use crate::health;
-use crate::request_id;
 use crate::response::{self, Body};
 use crate::router::{Access, Lookup, RouteId, Router};
 use crate::routes;
 use crate::state::State;
+use telemetry::request_id;
 
 pub async fn handle(
     state: State,

@@ -12,7 +12,8 @@ use ingress::auth::permission::Role;
 use ingress::config::Config;
 use ingress::router::{Router, internal_routes, public_routes};
 use ingress::state::State;
-use ingress::{internal, public, read_cache_listener, server};
+use ingress::{internal, public, read_cache_listener};
+use telemetry::http_server;
 use telemetry::shutdown;
 use tokio::net::TcpListener;
 use uuid::Uuid;
@@ -176,7 +177,7 @@ async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error:
 
     let public_router = Arc::new(Router::new(public_routes()));
     let public_state = state.clone();
-    let public_server = server::serve(
+    let public_server = http_server::serve(
         "public",
         public_listener,
         move |peer, request| {
@@ -192,7 +193,7 @@ async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error:
     );
     let internal_router = Arc::new(Router::new(internal_routes()));
     let internal_state = state.clone();
-    let internal_server = server::serve(
+    let internal_server = http_server::serve(
         "internal",
         internal_listener,
         move |_peer, request| {

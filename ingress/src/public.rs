@@ -17,11 +17,11 @@ use crate::error::Error;
 use crate::health;
 use crate::observe;
 use crate::rate_limit::{Caller, Decision};
-use crate::request_id;
 use crate::response::{self, Body};
 use crate::router::{Access, Lookup, Params, RouteId, RouteSpec, Router};
 use crate::routes;
 use crate::state::State;
+use telemetry::request_id;
 
 /// Serves one request of the public listener. Never fails: every error is an envelope.
 pub async fn handle(

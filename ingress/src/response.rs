@@ -8,7 +8,7 @@ use http_body_util::{BodyExt, Full};
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::request_id;
+use telemetry::request_id;
 
 /// Body of every response: a full buffer, or a stream (module downloads).
 pub type Body = BoxBody<Bytes, std::io::Error>;

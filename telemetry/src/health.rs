@@ -14,9 +14,6 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
@@ -84,7 +81,9 @@ fn envelope(code: &str, message: String, details: Option<Value>, request_id: &st
     json!({ "error": error })
 }
 
-async fn answer(
+/// Answers `/health`, `/health/ready`, `/healthz` and `/metrics`; anything else is 404. For
+/// services that serve these routes beside their own on one listener.
+pub async fn respond(
     request: Request<Incoming>,
     probes: Probes,
     metrics: MetricsHandle,
@@ -138,7 +137,8 @@ async fn answer(
     }
 }
 
-/// Serves the operational routes on `addr` until `shutdown` resolves.
+/// Serves the operational routes on `addr` until `shutdown` resolves (a service whose only
+/// listener is this one, such as the pipeline).
 pub async fn serve(
     addr: SocketAddr,
     probes: Probes,
@@ -147,35 +147,16 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "health listening");
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(10));
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!(%error, "health accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let probes = probes.clone();
-        let metrics = metrics.clone();
-        let service = service_fn(move |request| {
-            let probes = probes.clone();
-            let metrics = metrics.clone();
-            async move { Ok::<_, std::convert::Infallible>(answer(request, probes, metrics).await) }
-        });
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-    }
+    let handler = move |_peer, request| respond(request, probes.clone(), metrics.clone());
+    crate::http_server::serve(
+        "health",
+        listener,
+        handler,
+        shutdown,
+        Duration::from_secs(5),
+    )
+    .await;
+    Ok(())
 }
 
 #[cfg(test)]

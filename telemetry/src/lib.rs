@@ -4,8 +4,10 @@
 
 pub mod censor;
 pub mod health;
+pub mod http_server;
 pub mod log_line;
 pub mod metrics;
+pub mod request_id;
 pub mod shutdown;
 pub mod traces;
 

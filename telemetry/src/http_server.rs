@@ -1,22 +1,21 @@
-//! The accept loop shared by both listeners, with graceful shutdown: on the signal the listener
-//! closes, in-flight requests finish (up to the grace period), then the loop returns.
+//! The accept loop every service's HTTP listener uses, with graceful shutdown: on the signal
+//! the listener closes, in-flight requests finish (up to the grace period), then the loop
+//! returns.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use http::{Request, Response};
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
-use crate::response::Body;
-
 /// Serves `listener` until `shutdown` resolves, then drains connections for at most `grace`.
-pub async fn serve<H, F>(
+pub async fn serve<H, F, B>(
     name: &'static str,
     listener: TcpListener,
     handler: H,
@@ -24,7 +23,10 @@ pub async fn serve<H, F>(
     grace: Duration,
 ) where
     H: Fn(SocketAddr, Request<Incoming>) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = Response<Body>> + Send + 'static,
+    F: Future<Output = Response<B>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
