@@ -1,12 +1,15 @@
-//! `runner`: serves health on `RUNNER_PORT`. The `/v1/*` routes arrive with the engine.
+//! `runner`: runs vendor app modules for the API and the pipeline (`/v1/*`), with health and
+//! metrics on the same listener (`RUNNER_PORT`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use runner::config::Config;
-use runner::dependencies;
+use runner::state::State;
+use runner::{dependencies, server};
 use telemetry::health::{self, Probes};
-use telemetry::shutdown;
+use telemetry::{http_server, shutdown};
+use tokio::net::TcpListener;
 
 fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -42,8 +45,13 @@ fn main() -> ExitCode {
 
 async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::from_env()?;
-    let stop = shutdown::on_signal();
+    if config.runner_token.is_none() {
+        tracing::warn!("APP_RUNNER_TOKEN is not set: every /v1 request will answer 401");
+    }
+    let grace = config.shutdown_grace;
+    let addr = config.addr;
     let api = config.api_internal_url.clone();
+    let state = State::new(config)?;
     let probes: Probes = Arc::new(move || {
         let api = api.clone();
         Box::pin(async move {
@@ -57,13 +65,19 @@ async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error:
             vec![internal_api]
         })
     });
-    health::serve(
-        config.addr,
-        probes,
-        telemetry.metrics_handle(),
-        stop.cancelled_owned(),
-    )
-    .await?;
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        concurrency = state.config.concurrency,
+        tenant_concurrency = state.config.tenant_concurrency,
+        "runner listening"
+    );
+    let stop = shutdown::on_signal();
+    let metrics = telemetry.metrics_handle();
+    let handler = move |_peer, request| {
+        server::handle(state.clone(), probes.clone(), metrics.clone(), request)
+    };
+    http_server::serve("runner", listener, handler, stop.cancelled_owned(), grace).await;
     tracing::info!("runner stopped");
     Ok(())
 }

@@ -1,0 +1,170 @@
+//! Runs one export on a fresh instance: store with the call's limits and deadline, instantiate
+//! from the module's `InstancePre`, `_initialize` when exported, call, then read the answer the
+//! Extism way (an error set by the module wins; then a non-zero return code; then the output).
+
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::{CallContext, CallState, Export, Usage};
+use crate::Error;
+use crate::engine::{Compiled, Engine};
+use crate::kernel::HostTrap;
+use crate::wasi::ProcExit;
+
+/// Largest answer a module may give (SPEC §4.10).
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+/// Longest module error text kept.
+const MAX_ERROR_CHARS: usize = 1000;
+
+/// What a call produced and used.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The answer's bytes with every secret value already replaced.
+    pub answer: Result<Vec<u8>, Error>,
+    pub usage: Usage,
+    pub duration: Duration,
+}
+
+/// Runs `context.export` of `compiled` with `input`, on the current (blocking) thread.
+pub fn run(
+    engine: &Engine,
+    compiled: &Compiled,
+    context: CallContext,
+    input: &[u8],
+    memory_bytes: usize,
+) -> CallOutcome {
+    let started = Instant::now();
+    let deadline = context.deadline;
+    let export = context.export;
+    let mut store = Store::new(
+        engine.wasmtime(),
+        CallState::new(context, input, memory_bytes),
+    );
+    store.limiter(|state| &mut state.limits);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if Instant::now() >= deadline {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Continue(1)
+        })
+    });
+    let answer = execute(&mut store, compiled, export).map_err(|failure| match failure {
+        Failure::Error(error) => error,
+        Failure::Wasm(error) => classify(&error, deadline, started, store.data()),
+    });
+    let answer = answer.map(|bytes| store.data().context.secrets.scrub(&bytes));
+    CallOutcome {
+        answer,
+        usage: store.data().usage(),
+        duration: started.elapsed(),
+    }
+}
+
+enum Failure {
+    Error(Error),
+    Wasm(wasmtime::Error),
+}
+
+impl From<wasmtime::Error> for Failure {
+    fn from(error: wasmtime::Error) -> Self {
+        Failure::Wasm(error)
+    }
+}
+
+fn execute(
+    store: &mut Store<CallState>,
+    compiled: &Compiled,
+    export: Export,
+) -> Result<Vec<u8>, Failure> {
+    let name = export.name();
+    if !compiled.exports.contains(name) {
+        return Err(Failure::Error(Error::MissingExport(name.to_owned())));
+    }
+    let instance = compiled.pre.instantiate(&mut *store)?;
+    if compiled.has_initialize
+        && let Ok(initialize) = instance.get_typed_func::<(), ()>(&mut *store, "_initialize")
+    {
+        initialize.call(&mut *store, ())?;
+    }
+    let code = if let Ok(func) = instance.get_typed_func::<(), i32>(&mut *store, name) {
+        exited_ok(func.call(&mut *store, ()))?
+    } else if let Ok(func) = instance.get_typed_func::<(), ()>(&mut *store, name) {
+        exited_ok(func.call(&mut *store, ()).map(|()| 0))?
+    } else {
+        return Err(Failure::Error(Error::MissingExport(format!(
+            "{name} (must take nothing and return i32)"
+        ))));
+    };
+    read_answer(store.data(), code).map_err(Failure::Error)
+}
+
+/// `proc_exit(0)` ends a call normally (as in Extism); any other exit is a failure.
+fn exited_ok(result: wasmtime::Result<i32>) -> wasmtime::Result<i32> {
+    match result {
+        Err(error) if matches!(error.downcast_ref::<ProcExit>(), Some(ProcExit(0))) => Ok(0),
+        other => other,
+    }
+}
+
+fn read_answer(state: &CallState, code: i32) -> Result<Vec<u8>, Error> {
+    if let Some(message) = state.arena.block(state.error).filter(|m| !m.is_empty()) {
+        return Err(Error::Trapped(module_text(state, message)));
+    }
+    if code != 0 {
+        return Err(Error::Trapped(format!("the export returned {code}")));
+    }
+    let Some((at, len)) = state.output else {
+        return Err(Error::BadOutput("the module set no output".into()));
+    };
+    if len as usize > MAX_ANSWER_BYTES {
+        return Err(Error::BadOutput(format!(
+            "the answer is {len} bytes, more than {MAX_ANSWER_BYTES}"
+        )));
+    }
+    state
+        .arena
+        .slice(at, len)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| Error::BadOutput("the output range is outside kernel memory".into()))
+}
+
+/// Maps a wasm failure to the runner's: past the deadline is always `timeout`.
+fn classify(
+    error: &wasmtime::Error,
+    deadline: Instant,
+    started: Instant,
+    state: &CallState,
+) -> Error {
+    if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) || Instant::now() >= deadline {
+        let deadline_ms = deadline.saturating_duration_since(started).as_millis() as u64;
+        return Error::Timeout { deadline_ms };
+    }
+    if let Some(exit) = error.downcast_ref::<ProcExit>() {
+        return Error::Trapped(exit.to_string());
+    }
+    if let Some(HostTrap(message)) = error.downcast_ref::<HostTrap>() {
+        return Error::Trapped(module_text(state, message.as_bytes()));
+    }
+    if error.to_string().contains("maximum concurrent") {
+        return Error::Busy("no free instance slot");
+    }
+    let text = match error.downcast_ref::<Trap>() {
+        Some(trap) => format!("wasm trap: {trap}"),
+        None => error.to_string(),
+    };
+    Error::Trapped(module_text(state, text.as_bytes()))
+}
+
+/// Text that came from (or through) the module: secrets scrubbed, length bounded.
+fn module_text(state: &CallState, bytes: &[u8]) -> String {
+    let text = state
+        .context
+        .secrets
+        .scrub_text(&String::from_utf8_lossy(bytes));
+    match text.char_indices().nth(MAX_ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}

@@ -1,0 +1,144 @@
+//! The wasmtime engine every call shares: the pooling allocator (instance slots, memories kept
+//! resident between calls), epoch interruption driven by a 10 ms ticker, and the linker with
+//! the kernel, the platform functions and WASI. A module is compiled once into a [`Compiled`]
+//! whose `InstancePre` makes each call's fresh instance cheap.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::{
+    Config, InstanceAllocationStrategy, InstancePre, Linker, Module, OptLevel,
+    PoolingAllocationConfig,
+};
+
+use crate::Error;
+use crate::call::CallState;
+
+/// How often the epoch advances: a call past its deadline stops within about one tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// The largest memory any module may have (SPEC §2.8 `memoryMiB` at most 256).
+pub const MAX_MEMORY_BYTES: usize = 256 * 1024 * 1024;
+/// Bytes of each memory slot kept mapped between calls: resetting them is a memset, cheaper
+/// than faulting fresh pages in for the next instance.
+const KEEP_RESIDENT_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug)]
+pub struct Engine {
+    engine: wasmtime::Engine,
+    linker: Linker<CallState>,
+    ticker: Option<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+}
+
+/// A compiled module, ready to instantiate.
+pub struct Compiled {
+    pub pre: InstancePre<CallState>,
+    pub exports: HashSet<String>,
+    pub has_initialize: bool,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("exports", &self.exports)
+            .field("has_initialize", &self.has_initialize)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine with `slots` instances that can exist at once (calls in flight plus
+    /// inspections).
+    pub fn new(slots: u32) -> Result<Self, Error> {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_core_instances(slots)
+            .total_memories(slots)
+            .total_tables(slots)
+            .max_memories_per_module(1)
+            .max_tables_per_module(4)
+            .max_memory_size(MAX_MEMORY_BYTES)
+            .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+            .table_keep_resident(64 * 1024);
+        let mut config = Config::new();
+        config
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            .epoch_interruption(true)
+            .cranelift_opt_level(OptLevel::Speed)
+            .wasm_memory64(false)
+            .max_wasm_stack(512 * 1024);
+        let engine = wasmtime::Engine::new(&config).map_err(internal)?;
+        let mut linker = Linker::new(&engine);
+        crate::kernel::link(&mut linker).map_err(internal)?;
+        crate::host::link(&mut linker).map_err(internal)?;
+        crate::wasi::link(&mut linker).map_err(internal)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker = spawn_ticker(engine.clone(), stop.clone()).map_err(internal)?;
+        Ok(Self {
+            engine,
+            linker,
+            ticker: Some(ticker),
+            stop,
+        })
+    }
+
+    pub fn wasmtime(&self) -> &wasmtime::Engine {
+        &self.engine
+    }
+
+    /// Compiles `bytes` (already checked against the module rules) and links it.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
+        let module = Module::new(&self.engine, bytes)
+            .map_err(|e| Error::refused(crate::Refusal::InvalidModule, e.to_string()))?;
+        self.link(module)
+    }
+
+    /// Links an already compiled module (e.g. one read back from the disk cache).
+    pub fn link(&self, module: Module) -> Result<Compiled, Error> {
+        let mut linker = self.linker.clone();
+        crate::wasi::stub_missing(&mut linker, &module).map_err(internal)?;
+        let exports = module
+            .exports()
+            .filter(|e| e.ty().func().is_some())
+            .map(|e| e.name().to_owned())
+            .collect::<HashSet<_>>();
+        let has_initialize = exports.contains("_initialize");
+        let pre = linker
+            .instantiate_pre(&module)
+            .map_err(|e| Error::refused(crate::Refusal::ForbiddenImport, e.to_string()))?;
+        Ok(Compiled {
+            pre,
+            exports,
+            has_initialize,
+        })
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(ticker) = self.ticker.take() {
+            let _ = ticker.join();
+        }
+    }
+}
+
+fn spawn_ticker(
+    engine: wasmtime::Engine,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("wasm-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Acquire) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })
+}
+
+fn internal(error: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("engine: {error}"))
+}

@@ -1,0 +1,227 @@
+//! Every failure the runner answers, and its one mapping to HTTP status and code (SPEC §7
+//! "Runner failures"). The body is the platform's error envelope (SPEC §2.1).
+
+use http::StatusCode;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Why a module is refused (`details.code` of `invalid_module` and of the API's upload refusal,
+/// SPEC §4.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    NotWasm,
+    InvalidModule,
+    ForbiddenImport,
+    ImportedMemory,
+    MissingExport,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::NotWasm => "not_wasm",
+            Refusal::InvalidModule => "invalid_module",
+            Refusal::ForbiddenImport => "forbidden_import",
+            Refusal::ImportedMemory => "imported_memory",
+            Refusal::MissingExport => "missing_export",
+        }
+    }
+}
+
+/// One reason a request or a manifest is invalid: a JSON Pointer and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    pub path: String,
+    pub message: String,
+}
+
+impl Issue {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Failures of the runner.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    #[error("unauthorized")]
+    Unauthorized,
+    #[error("bad request")]
+    BadRequest(Vec<Issue>),
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: &'static str },
+    #[error("payload too large")]
+    PayloadTooLarge { limit: usize },
+    #[error("module {0} not found")]
+    ModuleNotFound(String),
+    #[error("module refused ({}): {message}", .refusal.as_str())]
+    InvalidModule {
+        refusal: Refusal,
+        message: String,
+        issues: Vec<Issue>,
+    },
+    #[error("missing export {0}")]
+    MissingExport(String),
+    #[error("call ran past its deadline of {deadline_ms} ms")]
+    Timeout { deadline_ms: u64 },
+    #[error("module trapped: {0}")]
+    Trapped(String),
+    #[error("bad output: {0}")]
+    BadOutput(String),
+    #[error("busy: {0}")]
+    Busy(&'static str),
+    #[error("module unavailable: {0}")]
+    ModuleUnavailable(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn refused(refusal: Refusal, message: impl Into<String>) -> Self {
+        Error::InvalidModule {
+            refusal,
+            message: message.into(),
+            issues: Vec::new(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Error::Unauthorized => StatusCode::UNAUTHORIZED,
+            Error::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Error::NotFound | Error::ModuleNotFound(_) => StatusCode::NOT_FOUND,
+            Error::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::InvalidModule { .. } | Error::MissingExport(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            Error::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Error::Trapped(_) | Error::BadOutput(_) => StatusCode::BAD_GATEWAY,
+            Error::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
+            Error::ModuleUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The code of SPEC §7's runner table (plus the generic HTTP ones).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Unauthorized => "unauthorized",
+            Error::BadRequest(_) => "bad_request",
+            Error::NotFound => "not_found",
+            Error::MethodNotAllowed { .. } => "method_not_allowed",
+            Error::PayloadTooLarge { .. } => "payload_too_large",
+            Error::ModuleNotFound(_) => "module_not_found",
+            Error::InvalidModule { .. } => "invalid_module",
+            Error::MissingExport(_) => "missing_export",
+            Error::Timeout { .. } => "timeout",
+            Error::Trapped(_) => "trapped",
+            Error::BadOutput(_) => "bad_output",
+            Error::Busy(_) => "busy",
+            Error::ModuleUnavailable(_) => "module_unavailable",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// The message shown to the caller. Internal failures say nothing about their cause; the
+    /// cause goes to the log line.
+    pub fn message(&self) -> String {
+        match self {
+            Error::Internal(_) => "Internal error.".to_owned(),
+            Error::BadRequest(_) => "The request does not match the contract.".to_owned(),
+            other => {
+                let text = other.to_string();
+                let mut chars = text.chars();
+                match chars.next() {
+                    Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
+                    None => String::new(),
+                }
+            }
+        }
+    }
+
+    fn details(&self) -> Option<Value> {
+        match self {
+            Error::BadRequest(issues) => Some(json!({ "issues": issues })),
+            Error::InvalidModule {
+                refusal, issues, ..
+            } => Some(if issues.is_empty() {
+                json!({ "code": refusal.as_str() })
+            } else {
+                json!({ "code": refusal.as_str(), "issues": issues })
+            }),
+            Error::MissingExport(export) => {
+                Some(json!({ "code": "missing_export", "export": export }))
+            }
+            Error::Timeout { deadline_ms } => Some(json!({ "deadlineMs": deadline_ms })),
+            _ => None,
+        }
+    }
+
+    /// The error envelope (SPEC §2.1).
+    pub fn envelope(&self, request_id: &str) -> Value {
+        let mut error = json!({
+            "code": self.code(),
+            "message": self.message(),
+            "requestId": request_id,
+        });
+        if let Some(details) = self.details() {
+            error["details"] = details;
+        }
+        json!({ "error": error })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_runner_failure_has_the_spec_status() {
+        let table = [
+            (Error::Unauthorized, 401, "unauthorized"),
+            (Error::BadRequest(vec![]), 400, "bad_request"),
+            (Error::ModuleNotFound("ab".into()), 404, "module_not_found"),
+            (
+                Error::refused(Refusal::ForbiddenImport, "x"),
+                422,
+                "invalid_module",
+            ),
+            (Error::MissingExport("invoke".into()), 422, "missing_export"),
+            (Error::Timeout { deadline_ms: 100 }, 504, "timeout"),
+            (Error::Trapped("unreachable".into()), 502, "trapped"),
+            (Error::BadOutput("not json".into()), 502, "bad_output"),
+            (Error::Busy("tenant"), 429, "busy"),
+            (
+                Error::ModuleUnavailable("down".into()),
+                503,
+                "module_unavailable",
+            ),
+            (Error::Internal("bug".into()), 500, "internal"),
+        ];
+        for (error, status, code) in table {
+            assert_eq!(error.status().as_u16(), status, "{code}");
+            assert_eq!(error.code(), code);
+            let envelope = error.envelope("req-1");
+            assert_eq!(envelope["error"]["code"], code);
+            assert_eq!(envelope["error"]["requestId"], "req-1");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_its_reason_and_internal_errors_hide_their_cause() {
+        let refused = Error::refused(Refusal::ImportedMemory, "memory is imported");
+        assert_eq!(
+            refused.envelope("r")["error"]["details"]["code"],
+            "imported_memory"
+        );
+        let internal = Error::Internal("secret path /var/x".into());
+        assert!(!internal.envelope("r").to_string().contains("/var/x"));
+    }
+}

@@ -1,0 +1,198 @@
+//! Compiled modules, by the sha256 that names them: in memory (a bounded LRU of linked
+//! modules) and on disk (`Module::serialize`), so a restart does not recompile every module.
+//! A miss fetches the bytes from the API's internal listener, checks them against their hash and
+//! the module rules, and compiles them once however many calls asked at the same time.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use wasmtime::Module;
+
+use crate::Error;
+use crate::engine::{Compiled, Engine};
+use crate::internal_api::{FetchError, InternalApi};
+
+#[derive(Debug)]
+pub struct ModuleCache {
+    engine: Arc<Engine>,
+    api: Option<Arc<InternalApi>>,
+    memory: moka::future::Cache<String, Arc<Compiled>>,
+    disk: Option<DiskCache>,
+    /// Compiling is CPU-heavy and uninterruptible: one at a time, so that a burst of new modules
+    /// cannot starve the calls in flight.
+    compiling: Arc<Semaphore>,
+}
+
+impl ModuleCache {
+    pub fn new(
+        engine: Arc<Engine>,
+        api: Option<Arc<InternalApi>>,
+        entries: u64,
+        disk_dir: Option<PathBuf>,
+    ) -> Self {
+        let disk = disk_dir.and_then(|dir| DiskCache::open(dir, &engine));
+        Self {
+            engine,
+            api,
+            memory: moka::future::Cache::builder().max_capacity(entries).build(),
+            disk,
+            compiling: Arc::new(Semaphore::new(1)),
+        }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The linked module named by `sha256`.
+    pub async fn get(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
+        if !is_sha256(sha256) {
+            return Err(Error::BadRequest(vec![crate::Issue::new(
+                "/module",
+                "must be 64 lower-case hex digits",
+            )]));
+        }
+        self.memory
+            .try_get_with(sha256.to_owned(), self.load(sha256))
+            .await
+            .map_err(|error: Arc<Error>| (*error).clone())
+    }
+
+    /// Compiles bytes that are already in hand (inspection), without caching them.
+    pub async fn compile(&self, bytes: Arc<Vec<u8>>) -> Result<Compiled, Error> {
+        let _turn = self.compiling.acquire().await.map_err(internal)?;
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || engine.compile(&bytes))
+            .await
+            .map_err(internal)?
+    }
+
+    async fn load(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
+        if let Some(module) = self.read_disk(sha256).await {
+            return self.engine.link(module).map(Arc::new);
+        }
+        let api = self
+            .api
+            .as_ref()
+            .ok_or_else(|| Error::ModuleUnavailable("API_INTERNAL_URL is not configured".into()))?;
+        let bytes = api.module(sha256).await.map_err(|error| match error {
+            FetchError::NotFound => Error::ModuleNotFound(sha256.to_owned()),
+            other => Error::ModuleUnavailable(other.to_string()),
+        })?;
+        crate::inspect::check_module(&bytes)?;
+        let compiled = self.compile(Arc::new(bytes.to_vec())).await?;
+        if let Some(disk) = &self.disk {
+            disk.write(sha256, compiled.pre.module());
+        }
+        Ok(Arc::new(compiled))
+    }
+
+    async fn read_disk(&self, sha256: &str) -> Option<Module> {
+        let disk = self.disk.clone()?;
+        let engine = self.engine.clone();
+        let sha256 = sha256.to_owned();
+        tokio::task::spawn_blocking(move || disk.read(&engine, &sha256))
+            .await
+            .ok()
+            .flatten()
+    }
+}
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn internal(error: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("module cache: {error}"))
+}
+
+/// Serialized modules under a directory only this process's user can write.
+#[derive(Debug, Clone)]
+struct DiskCache {
+    dir: PathBuf,
+    /// Names the engine configuration: artifacts of another configuration are never read.
+    engine_tag: String,
+}
+
+impl DiskCache {
+    fn open(dir: PathBuf, engine: &Engine) -> Option<Self> {
+        if let Err(error) = create_private_dir(&dir) {
+            tracing::warn!(%error, dir = %dir.display(), "module disk cache disabled");
+            return None;
+        }
+        let mut hasher = DefaultHasher::new();
+        engine
+            .wasmtime()
+            .precompile_compatibility_hash()
+            .hash(&mut hasher);
+        Some(Self {
+            dir,
+            engine_tag: format!("{:016x}", hasher.finish()),
+        })
+    }
+
+    fn path(&self, sha256: &str) -> PathBuf {
+        self.dir.join(format!("{sha256}-{}.cwasm", self.engine_tag))
+    }
+
+    fn read(&self, engine: &Engine, sha256: &str) -> Option<Module> {
+        let path = self.path(sha256);
+        if !path.exists() {
+            return None;
+        }
+        match deserialize(engine, &path) {
+            Ok(module) => Some(module),
+            Err(error) => {
+                tracing::warn!(%error, path = %path.display(), "unreadable cached module; recompiling");
+                let _ = std::fs::remove_file(&path);
+                None
+            }
+        }
+    }
+
+    /// Best effort: a failed write only costs a recompilation later.
+    fn write(&self, sha256: &str, module: &Module) {
+        let path = self.path(sha256);
+        let result = module
+            .serialize()
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| {
+                let partial = path.with_extension(format!("{}.partial", std::process::id()));
+                std::fs::write(&partial, bytes)
+                    .and_then(|()| std::fs::rename(&partial, &path))
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(error) = result {
+            tracing::warn!(%error, path = %path.display(), "could not cache a compiled module");
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Module> {
+    // SAFETY: wasmtime runs deserialized machine code without checking it, so the bytes must
+    // come from `Module::serialize` of a compatible engine. They do: this cache's files are
+    // written only by `DiskCache::write` (atomically, via rename), in a directory created
+    // mode 0700 for this user, named with the engine's compatibility hash; wasmtime itself
+    // refuses files of another version or configuration. Anyone who can write there can
+    // already replace the runner's binary.
+    unsafe { Module::deserialize_file(engine.wasmtime(), path) }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o022 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is writable by others (mode {mode:o})",
+            dir.display()
+        )));
+    }
+    Ok(())
+}

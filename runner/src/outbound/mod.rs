@@ -1,0 +1,38 @@
+//! Vendor HTTP from inside a call: approved hosts only, SSRF-safe, bounded.
+//!
+//! The kernel `http_request` and the platform `http_send` both go through one `OutboundClient`.
+//! A call keeps a `RequestBudget` (25 requests) and passes the install's `ApprovedHosts` and a
+//! timeout from `request_timeout` (never past the call's deadline) to `OutboundClient::send`.
+//!
+//! Layers of the SSRF defence, each sufficient on its own for the case it covers:
+//! - `hosts`: the URL's host must be approved: an exact name, a `*.` wildcard, or the development
+//!   entries `localhost` and an exact IPv4 address. No IPv6 literals, credentials, trailing dots
+//!   or schemes other than http(s).
+//! - `resolve`: DNS names connect only to public addresses (`address`), filtered inside the
+//!   resolver the connector uses; `localhost` has its own client answering loopback only.
+//! - `client`: the address actually connected to is checked again; redirects are followed by
+//!   hand and only to the original scheme, host and port; no proxies.
+//! - `body`, `limits`: timeouts cover the whole exchange, bodies are capped at 8 MiB.
+
+mod address;
+mod body;
+mod budget;
+mod client;
+mod error;
+mod hop;
+mod hosts;
+mod limits;
+mod message;
+mod redirect;
+mod resolve;
+
+pub use address::is_public;
+pub use budget::RequestBudget;
+pub use client::OutboundClient;
+pub use error::OutboundError;
+pub use hosts::ApprovedHosts;
+pub use limits::{
+    DEFAULT_REQUEST_TIMEOUT, MAX_REDIRECTS, MAX_REQUEST_BYTES, MAX_REQUEST_TIMEOUT,
+    MAX_REQUESTS_PER_CALL, MAX_RESPONSE_BYTES, request_timeout,
+};
+pub use message::{OutboundRequest, OutboundResponse};

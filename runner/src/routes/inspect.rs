@@ -1,0 +1,71 @@
+//! `POST /v1/inspect`: applies the module rules (SPEC §4.11) to uploaded bytes, runs the
+//! `manifest` export with every host function refusing, validates the manifest, writes its
+//! `memoryMiB` into the module, and answers the capped module, its hash and the manifest.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::body;
+use crate::call::run::run;
+use crate::call::{CallContext, CallLabels, Export};
+use crate::engine::MAX_MEMORY_BYTES;
+use crate::inspect::{self, MAX_MODULE_BYTES};
+use crate::response::{self, Body};
+use crate::secrets::Secrets;
+use crate::state::State;
+use crate::{Error, Refusal};
+
+/// Deadline of the `manifest` export (SPEC §8).
+pub const MANIFEST_DEADLINE: Duration = Duration::from_secs(5);
+
+pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+    let bytes = body::read(request, MAX_MODULE_BYTES).await?;
+    let _admitted = state.admission.admit(None)?;
+    let shape = inspect::check_module(&bytes)?;
+    let bytes = Arc::new(bytes.to_vec());
+    let compiled = state.modules.compile(bytes.clone()).await?;
+    let context = CallContext {
+        export: Export::Manifest,
+        labels: CallLabels::default(),
+        config: serde_json::Map::new(),
+        secrets: Secrets::default(),
+        outbound: None,
+        documents: None,
+        deadline: Instant::now() + MANIFEST_DEADLINE,
+        runtime: tokio::runtime::Handle::current(),
+    };
+    let engine = state.modules.engine().clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        run(&engine, &compiled, context, b"{}", MAX_MEMORY_BYTES)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("inspect thread: {e}")))?;
+    let answer = outcome.answer?;
+    let manifest_json: Value = serde_json::from_slice(&answer)
+        .map_err(|_| Error::BadOutput("the manifest is not one JSON document".into()))?;
+    let manifest =
+        inspect::parse_manifest(&manifest_json).map_err(|issues| Error::InvalidModule {
+            refusal: Refusal::InvalidModule,
+            message: "the manifest is invalid".into(),
+            issues,
+        })?;
+    inspect::require_handles(&shape, &manifest)?;
+    let capped = inspect::cap_memory(&bytes, manifest.memory_mib)?;
+    let sha256 = hex::encode(Sha256::digest(&capped));
+    Ok(response::json(
+        StatusCode::OK,
+        &json!({
+            "sha256": sha256,
+            "manifest": manifest_json,
+            "moduleBase64": BASE64.encode(&capped),
+            "size": capped.len(),
+        }),
+    ))
+}

@@ -1,0 +1,67 @@
+//! What every route can reach: configuration, the engine and module cache, admission, the
+//! vendor HTTP client and the API's internal listener.
+
+use std::sync::Arc;
+
+use crate::Error;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::internal_api::InternalApi;
+use crate::limits::Admission;
+use crate::module_cache::ModuleCache;
+use crate::outbound::OutboundClient;
+
+/// Instance slots beyond the calls in flight: inspections and a margin for instances still
+/// being torn down.
+const EXTRA_SLOTS: u32 = 4;
+
+#[derive(Debug, Clone)]
+pub struct State(Arc<Inner>);
+
+#[derive(Debug)]
+pub struct Inner {
+    pub config: Config,
+    pub modules: ModuleCache,
+    pub admission: Arc<Admission>,
+    pub outbound: OutboundClient,
+    pub api: Option<Arc<InternalApi>>,
+}
+
+impl std::ops::Deref for State {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl State {
+    pub fn new(config: Config) -> Result<Self, Error> {
+        crate::contract::compile_all();
+        let slots = u32::try_from(config.concurrency)
+            .unwrap_or(u32::MAX)
+            .saturating_add(EXTRA_SLOTS);
+        let engine = Arc::new(Engine::new(slots)?);
+        let api = match &config.api_internal_url {
+            Some(url) => Some(Arc::new(
+                InternalApi::new(url, config.runner_token.clone())
+                    .map_err(|e| Error::Internal(format!("internal API client: {e}")))?,
+            )),
+            None => None,
+        };
+        let modules = ModuleCache::new(
+            engine,
+            api.clone(),
+            config.module_cache_entries,
+            config.module_cache_dir.clone(),
+        );
+        let outbound = OutboundClient::new()
+            .map_err(|e| Error::Internal(format!("vendor HTTP client: {e}")))?;
+        Ok(Self(Arc::new(Inner {
+            admission: Admission::new(config.concurrency, config.tenant_concurrency),
+            config,
+            modules,
+            outbound,
+            api,
+        })))
+    }
+}
