@@ -120,34 +120,8 @@ fn main() -> ExitCode {
 }
 
 fn serve() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("ingress: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async {
-        let telemetry = match telemetry::init("ingress", env!("CARGO_PKG_VERSION")) {
-            Ok(telemetry) => telemetry,
-            Err(error) => {
-                eprintln!("ingress: {error}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let code = match run(&telemetry).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                tracing::error!(%error, "ingress stopped");
-                eprintln!("ingress: {error}");
-                ExitCode::FAILURE
-            }
-        };
-        telemetry.shutdown();
-        code
+    telemetry::service::main("ingress", env!("CARGO_PKG_VERSION"), |telemetry| {
+        Box::pin(run(telemetry))
     })
 }
 

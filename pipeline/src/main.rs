@@ -15,34 +15,8 @@ use telemetry::health::{self, Check, Probes};
 use telemetry::shutdown;
 
 fn main() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("pipeline: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async {
-        let telemetry = match telemetry::init("pipeline", env!("CARGO_PKG_VERSION")) {
-            Ok(telemetry) => telemetry,
-            Err(error) => {
-                eprintln!("pipeline: {error}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let code = match run(&telemetry).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                tracing::error!(%error, "pipeline stopped");
-                eprintln!("pipeline: {error}");
-                ExitCode::FAILURE
-            }
-        };
-        telemetry.shutdown();
-        code
+    telemetry::service::main("pipeline", env!("CARGO_PKG_VERSION"), |telemetry| {
+        Box::pin(async move { Ok(run(telemetry).await?) })
     })
 }
 

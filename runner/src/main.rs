@@ -12,34 +12,8 @@ use telemetry::{http_server, shutdown};
 use tokio::net::TcpListener;
 
 fn main() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("runner: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async {
-        let telemetry = match telemetry::init("runner", env!("CARGO_PKG_VERSION")) {
-            Ok(telemetry) => telemetry,
-            Err(error) => {
-                eprintln!("runner: {error}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let code = match run(&telemetry).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                tracing::error!(%error, "runner stopped");
-                eprintln!("runner: {error}");
-                ExitCode::FAILURE
-            }
-        };
-        telemetry.shutdown();
-        code
+    telemetry::service::main("runner", env!("CARGO_PKG_VERSION"), |telemetry| {
+        Box::pin(run(telemetry))
     })
 }
 

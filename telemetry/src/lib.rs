@@ -8,6 +8,7 @@ pub mod http_server;
 pub mod log_line;
 pub mod metrics;
 pub mod request_id;
+pub mod service;
 pub mod shutdown;
 pub mod traces;
 
