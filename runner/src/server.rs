@@ -51,9 +51,7 @@ pub async fn handle(
         telemetry::traces::continue_from(&span, parent);
     }
     let started = Instant::now();
-    let result = dispatch(&state, request, &request_id)
-        .instrument(span.clone())
-        .await;
+    let result = dispatch(&state, request).instrument(span.clone()).await;
     let mut response = match result {
         Ok(response) => response,
         Err(error) => {
@@ -83,11 +81,7 @@ fn route_name(path: &str) -> &'static str {
     }
 }
 
-async fn dispatch(
-    state: &State,
-    request: Request<Incoming>,
-    request_id: &str,
-) -> Result<Response<Body>, Error> {
+async fn dispatch(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
     let route = route_name(request.uri().path());
     if route == "unknown" {
         return Err(Error::NotFound);
@@ -98,9 +92,9 @@ async fn dispatch(
     authorise(state, &request)?;
     match route {
         "/v1/inspect" => routes::inspect::handle(state, request).await,
-        "/v1/invoke" => routes::invoke::handle(state, request, request_id).await,
-        "/v1/webhooks/handle" => routes::webhooks_handle::handle(state, request, request_id).await,
-        _ => routes::handoff::handle(state, request, request_id).await,
+        "/v1/invoke" => routes::invoke::handle(state, request).await,
+        "/v1/webhooks/handle" => routes::webhooks_handle::handle(state, request).await,
+        _ => routes::handoff::handle(state, request).await,
     }
 }
 

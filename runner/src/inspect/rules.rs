@@ -163,7 +163,7 @@ pub struct ModuleShape {
 
 impl ModuleShape {
     /// Whether the module exports `name` as a callable plugin function.
-    pub fn exports(&self, name: &str) -> bool {
+    pub fn has_export(&self, name: &str) -> bool {
         self.exports.contains(name)
     }
 }
@@ -251,13 +251,13 @@ pub fn check_module(bytes: &[u8]) -> Result<ModuleShape, Error> {
 /// Only that direction is a refusal: an export the manifest does not mention is never called,
 /// so exporting `handle_webhook` with `handles.webhook: false` is allowed.
 pub fn require_handles(shape: &ModuleShape, manifest: &Manifest) -> Result<(), Error> {
-    if manifest.handles.webhook && !shape.exports(WEBHOOK_EXPORT) {
+    if manifest.handles.webhook && !shape.has_export(WEBHOOK_EXPORT) {
         return Err(missing_export(
             WEBHOOK_EXPORT,
             "the manifest sets handles.webhook",
         ));
     }
-    if manifest.handles.handoff.is_some() && !shape.exports(HANDOFF_EXPORT) {
+    if manifest.handles.handoff.is_some() && !shape.has_export(HANDOFF_EXPORT) {
         return Err(missing_export(
             HANDOFF_EXPORT,
             "the manifest sets handles.handoff",
@@ -401,7 +401,7 @@ fn shape(
 
 fn check_required_exports(shape: &ModuleShape) -> Result<(), Error> {
     for name in REQUIRED_EXPORTS {
-        if !shape.exports(name) {
+        if !shape.has_export(name) {
             return Err(missing_export(name, "every module exports it"));
         }
     }
@@ -678,13 +678,52 @@ mod tests {
     fn initialize_is_reported_when_exported_as_a_reactor_initialiser() {
         let shape = check_module(&module(r#"(func (export "_initialize"))"#)).expect("accepted");
         assert!(shape.initialize);
-        assert!(shape.exports("_initialize"));
+        assert!(shape.has_export("_initialize"));
         let shape =
             check_module(&module(r#"(func (export "helper") (param i32))"#)).expect("accepted");
         assert!(
-            !shape.exports("helper"),
+            !shape.has_export("helper"),
             "not callable as a plugin function"
         );
+    }
+
+    #[test]
+    fn the_exports_the_manifest_claims_are_required() {
+        let manifest = |handles: serde_json::Value| {
+            super::super::parse_manifest(&serde_json::json!({
+                "interface": 1,
+                "name": "echo",
+                "version": "1.0.0",
+                "actions": { "echo": { "input": {}, "output": {} } },
+                "handles": handles
+            }))
+            .expect("valid manifest")
+        };
+        let webhook = manifest(serde_json::json!({ "webhook": true }));
+        let handoff = manifest(serde_json::json!({ "handoff": "vendor-sdk" }));
+        let neither = manifest(serde_json::json!({}));
+
+        let plain = check_module(&module("")).expect("accepted");
+        let (refusal, message) = match require_handles(&plain, &webhook) {
+            Err(Error::InvalidModule {
+                refusal, message, ..
+            }) => (refusal, message),
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        assert_eq!(refusal, Refusal::MissingExport);
+        assert!(message.contains("handle_webhook"), "{message}");
+        assert!(require_handles(&plain, &handoff).is_err());
+        require_handles(&plain, &neither).expect("nothing claimed");
+
+        let both = check_module(&module(
+            r#"(func (export "handle_webhook") (result i32) i32.const 0)
+               (func (export "handoff") (result i32) i32.const 0)"#,
+        ))
+        .expect("accepted");
+        require_handles(&both, &webhook).expect("exported");
+        require_handles(&both, &handoff).expect("exported");
+        // Exporting more than the manifest claims is allowed.
+        require_handles(&both, &neither).expect("extra exports are never called");
     }
 
     #[test]
@@ -766,20 +805,5 @@ mod tests {
         let name = "x".repeat(10_000);
         let (_, message) = refusal(&module(&format!(r#"(import "{name}" "f" (func))"#)));
         assert!(message.len() < 400, "{}", message.len());
-    }
-}
-#[cfg(test)]
-mod scratch {
-    #[test]
-    fn perf() {
-        let mut wat = String::from("(module (memory 1) (func (export \"manifest\") (result i32) i32.const 0) (func (export \"invoke\") (result i32) i32.const 0)");
-        for i in 0..200000 {
-            wat.push_str(&format!("(func $f{i} (param i32) (result i32) (local i64) local.get 0 i32.const {i} i32.add i32.const 3 i32.mul local.get 0 i32.xor (if (result i32) (then i32.const 1) (else i32.const 2)) local.get 0 i32.add (drop (i64.const 77)) )"));
-        }
-        wat.push(')');
-        let bytes = wat::parse_str(&wat).expect("ok");
-        let t = std::time::Instant::now();
-        let r = super::check_module(&bytes);
-        eprintln!("{} bytes in {:?} {:?}", bytes.len(), t.elapsed(), r.err());
     }
 }

@@ -3,7 +3,7 @@
 //! no reference leaving the schema.
 //!
 //! The `jsonschema` crate treats unknown keywords as annotations and has no switch to refuse
-//! them, so [`check_keywords`] walks the schema against the draft 2020-12 vocabularies
+//! them, so `check_keywords` walks the schema against the draft 2020-12 vocabularies
 //! ([`KEYWORDS`]). Then every meta-schema error is collected, and only a schema clean so far is
 //! compiled (which finds what the meta-schema cannot: bad regular expressions, unresolvable
 //! references).

@@ -6,11 +6,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http::{Response, StatusCode};
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use super::body;
 use crate::call::run::{CallOutcome, run};
 use crate::call::{CallContext, CallLabels, Export, Outbound};
 use crate::contract::{self, Definition};
@@ -52,29 +54,62 @@ pub struct CallRef {
     pub tenant_id: Uuid,
 }
 
+/// What distinguishes one call route from another.
+#[derive(Debug)]
+pub struct Route {
+    pub export: Export,
+    pub request: Definition,
+    pub answer: Definition,
+    /// Fields of the request the export receives, as they are (absent ones are left out).
+    pub input_fields: &'static [&'static str],
+    /// The deadline: fixed, or `None` to take the request's `timeoutMs`.
+    pub deadline: Option<Duration>,
+}
+
 /// One call to make.
 #[derive(Debug)]
-pub struct Plan {
-    pub export: Export,
-    pub install: Install,
+struct Plan {
+    export: Export,
+    install: Install,
     /// The JSON document the export receives.
-    pub input: Value,
-    pub timeout: Duration,
-    pub answer: Definition,
-    pub call_token: Option<String>,
+    input: Value,
+    timeout: Duration,
+    answer: Definition,
+    call_token: Option<String>,
 }
 
-/// Checks `body` against `definition` and reads it as `T`.
-pub fn parse<T: serde::de::DeserializeOwned>(
-    definition: Definition,
-    body: &Value,
-) -> Result<T, Error> {
-    contract::check(definition, body).map_err(Error::BadRequest)?;
-    serde_json::from_value(body.clone())
-        .map_err(|e| Error::BadRequest(vec![Issue::new("", e.to_string())]))
+/// Serves one call route: the body is checked against the route's request definition, the
+/// export gets the route's input fields.
+pub async fn handle(
+    state: &State,
+    request: Request<Incoming>,
+    route: &Route,
+) -> Result<Response<Body>, Error> {
+    let body = body::json(request).await?;
+    contract::check(route.request, &body).map_err(Error::BadRequest)?;
+    let install: Install = serde_json::from_value(body.clone())
+        .map_err(|e| Error::BadRequest(vec![Issue::new("", e.to_string())]))?;
+    let input: Map<String, Value> = route
+        .input_fields
+        .iter()
+        .filter_map(|field| body.get(*field).map(|v| ((*field).to_owned(), v.clone())))
+        .collect();
+    let timeout = route
+        .deadline
+        .or_else(|| body["timeoutMs"].as_u64().map(Duration::from_millis))
+        .ok_or_else(|| Error::BadRequest(vec![Issue::new("/timeoutMs", "is required")]))?;
+    let plan = Plan {
+        export: route.export,
+        install,
+        input: Value::Object(input),
+        timeout,
+        answer: route.answer,
+        call_token: body["callToken"].as_str().map(str::to_owned),
+    };
+    execute(state, plan).await
 }
 
-pub async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
+async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     let admitted = state.admission.admit(Some(plan.install.call.tenant_id))?;
     let compiled = state.modules.get(&plan.install.module).await?;
     let labels = CallLabels {

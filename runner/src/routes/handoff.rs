@@ -1,13 +1,10 @@
 //! `POST /v1/handoff`: asks the module how the applicant continues a pending session
-//! (`handoff` export, 15 s deadline).
+//! (`handoff` export).
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use serde::Deserialize;
-use serde_json::json;
 
-use super::body;
-use super::call::{self, Install, Plan};
+use super::call::{self, Route};
 use super::webhooks_handle::DEADLINE;
 use crate::Error;
 use crate::call::Export;
@@ -15,34 +12,14 @@ use crate::contract::Definition;
 use crate::response::Body;
 use crate::state::State;
 
-#[derive(Debug, Deserialize)]
-struct HandoffRequest {
-    #[serde(flatten)]
-    install: Install,
-}
+const ROUTE: Route = Route {
+    export: Export::Handoff,
+    request: Definition::HandoffRequest,
+    answer: Definition::HandoffModuleAnswer,
+    input_fields: &["call", "config", "externalId"],
+    deadline: Some(DEADLINE),
+};
 
-pub async fn handle(
-    state: &State,
-    request: Request<Incoming>,
-    _request_id: &str,
-) -> Result<Response<Body>, Error> {
-    let body = body::json(request).await?;
-    let parsed: HandoffRequest = call::parse(Definition::HandoffRequest, &body)?;
-    let input = json!({
-        "call": body["call"],
-        "config": body["config"],
-        "externalId": body["externalId"],
-    });
-    call::execute(
-        state,
-        Plan {
-            export: Export::Handoff,
-            install: parsed.install,
-            input,
-            timeout: DEADLINE,
-            answer: Definition::HandoffModuleAnswer,
-            call_token: None,
-        },
-    )
-    .await
+pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+    call::handle(state, request, &ROUTE).await
 }

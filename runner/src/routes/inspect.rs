@@ -17,6 +17,7 @@ use crate::call::run::run;
 use crate::call::{CallContext, CallLabels, Export};
 use crate::engine::MAX_MEMORY_BYTES;
 use crate::inspect::{self, MAX_MODULE_BYTES};
+use crate::module_cache::check_off_thread;
 use crate::response::{self, Body};
 use crate::secrets::Secrets;
 use crate::state::State;
@@ -28,8 +29,8 @@ pub const MANIFEST_DEADLINE: Duration = Duration::from_secs(5);
 pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
     let bytes = body::read(request, MAX_MODULE_BYTES).await?;
     let _admitted = state.admission.admit(None)?;
-    let shape = inspect::check_module(&bytes)?;
     let bytes = Arc::new(bytes.to_vec());
+    let shape = check_off_thread(bytes.clone()).await?;
     let compiled = state.modules.compile(bytes.clone()).await?;
     let context = CallContext {
         export: Export::Manifest,

@@ -1,15 +1,11 @@
-//! `POST /v1/webhooks/handle`: lets the module read a vendor webhook (`handle_webhook` export,
-//! 15 s deadline).
+//! `POST /v1/webhooks/handle`: lets the module read a vendor webhook (`handle_webhook` export).
 
 use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use serde::Deserialize;
-use serde_json::json;
 
-use super::body;
-use super::call::{self, Install, Plan};
+use super::call::{self, Route};
 use crate::Error;
 use crate::call::Export;
 use crate::contract::Definition;
@@ -19,34 +15,14 @@ use crate::state::State;
 /// Deadline of `handle_webhook` and `handoff` (SPEC §8).
 pub const DEADLINE: Duration = Duration::from_secs(15);
 
-#[derive(Debug, Deserialize)]
-struct WebhookRequest {
-    #[serde(flatten)]
-    install: Install,
-}
+const ROUTE: Route = Route {
+    export: Export::HandleWebhook,
+    request: Definition::WebhookRequest,
+    answer: Definition::WebhookModuleAnswer,
+    input_fields: &["call", "config", "request"],
+    deadline: Some(DEADLINE),
+};
 
-pub async fn handle(
-    state: &State,
-    request: Request<Incoming>,
-    _request_id: &str,
-) -> Result<Response<Body>, Error> {
-    let body = body::json(request).await?;
-    let parsed: WebhookRequest = call::parse(Definition::WebhookRequest, &body)?;
-    let input = json!({
-        "call": body["call"],
-        "config": body["config"],
-        "request": body["request"],
-    });
-    call::execute(
-        state,
-        Plan {
-            export: Export::HandleWebhook,
-            install: parsed.install,
-            input,
-            timeout: DEADLINE,
-            answer: Definition::WebhookModuleAnswer,
-            call_token: None,
-        },
-    )
-    .await
+pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+    call::handle(state, request, &ROUTE).await
 }
