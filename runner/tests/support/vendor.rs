@@ -23,6 +23,8 @@ pub enum Behaviour {
     Bytes(usize),
     /// Accepts and never answers.
     Silent,
+    /// 200 with the body given for the request's path, 404 for other paths.
+    ByPath(Vec<(String, String)>),
 }
 
 /// What the vendor last received.
@@ -82,11 +84,21 @@ impl Vendor {
                                 .unwrap_or_default();
                             *vendor.last_request.lock().expect("lock") = Some(SeenRequest {
                                 method,
-                                path,
+                                path: path.clone(),
                                 headers,
                                 body,
                             });
+                            let mut status = 200;
                             let body = match behaviour {
+                                Behaviour::ByPath(routes) => {
+                                    match routes.iter().find(|(p, _)| *p == path) {
+                                        Some((_, text)) => Bytes::from(text.clone()),
+                                        None => {
+                                            status = 404;
+                                            Bytes::from_static(b"{}")
+                                        }
+                                    }
+                                }
                                 Behaviour::Json(text) => Bytes::from(text),
                                 Behaviour::Bytes(n) => Bytes::from(vec![b'x'; n]),
                                 Behaviour::Silent => {
@@ -96,6 +108,7 @@ impl Vendor {
                             };
                             Ok::<_, Infallible>(
                                 Response::builder()
+                                    .status(status)
                                     .header("content-type", "application/json")
                                     .body(Full::new(body))
                                     .expect("response"),
