@@ -1,0 +1,387 @@
+//! Runner benchmark (BENCHMARKS.md, issue 3): a 1 KiB JSON echo module, measured in one run
+//!   1. in process: a fresh instance + call through `call::run`, the floor, on 1 and 2 threads;
+//!   2. over HTTP: `POST /v1/invoke` on keep-alive connections against the real runner binary
+//!      (started through `./stack run runner`), with 1 and 2 client threads.
+//! Prints median, p99 and calls/s of each. Not a test: nothing is asserted.
+//!
+//!   cargo build --release -p runner && cargo run --release -p runner --example bench
+//!   BENCH_SECONDS=10 BENCH_CONNECTIONS=8 cargo run --release -p runner --example bench
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::net::TcpListener as StdListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use runner::call::run::run;
+use runner::call::{CallContext, CallLabels, Export};
+use runner::engine::Engine;
+use runner::secrets::Secrets;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const TOKEN: &str = "bench-runner-token";
+
+/// Answers `{"status":"ok","output":<the whole input document>}`, copying kernel to kernel
+/// eight bytes at a time, as a PDK's output path does.
+const ECHO_WAT: &str = r#"(module
+  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
+  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
+  (import "extism:host/env" "store_u64" (func $store_u64 (param i64 i64)))
+  (import "extism:host/env" "input_length" (func $input_length (result i64)))
+  (import "extism:host/env" "input_load_u8" (func $input_load_u8 (param i64) (result i32)))
+  (import "extism:host/env" "input_load_u64" (func $input_load_u64 (param i64) (result i64)))
+  (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\22status\22:\22ok\22,\22output\22:")
+  (func (export "manifest") (result i32) (i32.const 1))
+  (func (export "invoke") (result i32)
+    (local $n i64) (local $out i64) (local $i i64) (local $at i64)
+    (local.set $n (call $input_length))
+    (local.set $out (call $alloc (i64.add (local.get $n) (i64.const 25))))
+      ;; the 24-byte prefix
+    (block $p (loop $pl
+      (br_if $p (i64.ge_u (local.get $i) (i64.const 24)))
+      (call $store_u8 (i64.add (local.get $out) (local.get $i))
+                      (i32.load8_u (i32.wrap_i64 (local.get $i))))
+      (local.set $i (i64.add (local.get $i) (i64.const 1)))
+      (br $pl)))
+    (local.set $at (i64.add (local.get $out) (i64.const 24)))
+    (local.set $i (i64.const 0))
+    ;; the input, word by word, then the tail byte by byte
+    (block $w (loop $wl
+      (br_if $w (i64.gt_u (i64.add (local.get $i) (i64.const 8)) (local.get $n)))
+      (call $store_u64 (i64.add (local.get $at) (local.get $i)) (call $input_load_u64 (local.get $i)))
+      (local.set $i (i64.add (local.get $i) (i64.const 8)))
+      (br $wl)))
+    (block $b (loop $bl
+      (br_if $b (i64.ge_u (local.get $i) (local.get $n)))
+      (call $store_u8 (i64.add (local.get $at) (local.get $i)) (call $input_load_u8 (local.get $i)))
+      (local.set $i (i64.add (local.get $i) (i64.const 1)))
+      (br $bl)))
+    (call $store_u8 (i64.add (local.get $at) (local.get $n)) (i32.const 125))
+    (call $output_set (local.get $out) (i64.add (local.get $n) (i64.const 25)))
+    (i32.const 0)))"#;
+
+fn one_kib_input() -> Value {
+    let text = "x".repeat(1000);
+    json!({"name": "Ada Lovelace", "note": text})
+}
+
+fn seconds() -> u64 {
+    std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+}
+
+fn main() {
+    let module = wat::parse_str(ECHO_WAT).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "machine: {} cores, {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model()
+    );
+    println!("| measure | threads | calls/s | median µs | p99 µs |");
+    println!("|---|---|---|---|---|");
+    for threads in [1, 2] {
+        let stats = in_process(&module, threads, runtime.handle().clone());
+        println!(
+            "| in-process fresh instance + call | {threads} | {:.0} | {:.1} | {:.1} |",
+            stats.0, stats.1, stats.2
+        );
+    }
+    let (median, worst) = timeout_overshoot(runtime.handle().clone());
+    println!(
+        "| timeout: answer after a 100 ms deadline (infinite loop), 20 calls | 1 | | overshoot median {median:.1} ms | worst {worst:.1} ms |"
+    );
+    for threads in [1, 2] {
+        let stats = over_http(&module, threads);
+        println!(
+            "| POST /v1/invoke, keep-alive, {} connections | {threads} client | {:.0} | {:.1} | {:.1} |",
+            connections(),
+            stats.0,
+            stats.1,
+            stats.2
+        );
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// (calls/s, median µs, p99 µs) of fresh instance + call on `threads` threads.
+fn in_process(module: &[u8], threads: usize, handle: tokio::runtime::Handle) -> (f64, f64, f64) {
+    let engine = Arc::new(Engine::new(16).unwrap());
+    let compiled = Arc::new(engine.compile(module).unwrap());
+    let input = serde_json::to_vec(&json!({"call": {"id": "c", "tenantId": "t"}, "action": "echo", "config": {}, "input": one_kib_input()})).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let (engine, compiled, input, stop, handle) = (
+                engine.clone(),
+                compiled.clone(),
+                input.clone(),
+                stop.clone(),
+                handle.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut samples = Vec::new();
+                let warm_until = Instant::now() + Duration::from_millis(500);
+                while !stop.load(Ordering::Relaxed) {
+                    let context = CallContext {
+                        export: Export::Invoke,
+                        labels: CallLabels::default(),
+                        config: serde_json::Map::new(),
+                        secrets: Secrets::default(),
+                        outbound: None,
+                        documents: None,
+                        deadline: Instant::now() + Duration::from_secs(5),
+                        runtime: handle.clone(),
+                    };
+                    let started = Instant::now();
+                    let outcome = run(&engine, &compiled, context, &input, 16 << 20);
+                    let took = started.elapsed();
+                    assert!(outcome.answer.is_ok(), "{:?}", outcome.answer);
+                    if started > warm_until {
+                        samples.push(took);
+                    }
+                }
+                samples
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500) + Duration::from_secs(seconds()));
+    stop.store(true, Ordering::Relaxed);
+    let samples: Vec<Duration> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    summarize(samples, seconds() as f64)
+}
+
+/// How long after its deadline a spinning module's call answers (median, worst; ms).
+fn timeout_overshoot(handle: tokio::runtime::Handle) -> (f64, f64) {
+    let engine = Engine::new(4).unwrap();
+    let spin = wat::parse_str(r#"(module (memory 1) (func (export "invoke") (result i32) (loop $l (br $l)) (i32.const 0)))"#).unwrap();
+    let compiled = engine.compile(&spin).unwrap();
+    let mut overshoots: Vec<f64> = (0..20)
+        .map(|_| {
+            let deadline = Instant::now() + Duration::from_millis(100);
+            let context = CallContext {
+                export: Export::Invoke,
+                labels: CallLabels::default(),
+                config: serde_json::Map::new(),
+                secrets: Secrets::default(),
+                outbound: None,
+                documents: None,
+                deadline,
+                runtime: handle.clone(),
+            };
+            let outcome = run(&engine, &compiled, context, b"{}", 16 << 20);
+            assert!(matches!(outcome.answer, Err(runner::Error::Timeout { .. })));
+            Instant::now().duration_since(deadline).as_secs_f64() * 1000.0
+        })
+        .collect();
+    overshoots.sort_by(f64::total_cmp);
+    (overshoots[10], overshoots[19])
+}
+
+fn summarize(mut samples: Vec<Duration>, seconds: f64) -> (f64, f64, f64) {
+    samples.sort();
+    let at = |q: f64| {
+        samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)].as_secs_f64() * 1e6
+    };
+    (samples.len() as f64 / seconds, at(0.5), at(0.99))
+}
+
+fn connections() -> usize {
+    std::env::var("BENCH_CONNECTIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8)
+}
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Serves the module by hash, as the API's internal listener does.
+async fn serve_module(listener: tokio::net::TcpListener, modules: Arc<HashMap<String, Vec<u8>>>) {
+    loop {
+        let (stream, _) = listener.accept().await.unwrap();
+        let modules = modules.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request: hyper::Request<Incoming>| {
+                let modules = modules.clone();
+                async move {
+                    let sha = request
+                        .uri()
+                        .path()
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    let (status, body) = match modules.get(&sha) {
+                        Some(bytes) => (200, bytes.clone()),
+                        None if request.uri().path() == "/health" => (200, b"{}".to_vec()),
+                        None => (404, b"{}".to_vec()),
+                    };
+                    Ok::<_, std::convert::Infallible>(
+                        hyper::Response::builder()
+                            .status(status)
+                            .body(Full::new(Bytes::from(body)))
+                            .unwrap(),
+                    )
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+struct RunnerProcess(Child);
+
+impl Drop for RunnerProcess {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.0.id().to_string())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
+    let sha = hex::encode(Sha256::digest(module));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(client_threads)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let upstream_url = format!("http://{}", upstream.local_addr().unwrap());
+        tokio::spawn(serve_module(
+            upstream,
+            Arc::new(HashMap::from([(sha.clone(), module.to_vec())])),
+        ));
+        let port = free_port();
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let _runner = RunnerProcess(
+            Command::new(root.join("stack"))
+                .args(["run", "runner"])
+                .env("RUNNER_HOST", "127.0.0.1")
+                .env("RUNNER_PORT", port.to_string())
+                .env("API_INTERNAL_URL", &upstream_url)
+                .env("APP_RUNNER_TOKEN", TOKEN)
+                .env("APP_RUNNER_CONCURRENCY", connections().to_string())
+                .env("RUNNER_MODULE_CACHE_DIR", "off")
+                .env("LOG_LEVEL", "warn")
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let base = format!("http://127.0.0.1:{port}");
+        for _ in 0..300 {
+            if reqwest::get(format!("{base}/health")).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let deadline = Instant::now() + Duration::from_millis(500) + Duration::from_secs(seconds());
+        let warm_until = Instant::now() + Duration::from_millis(500);
+        let tasks: Vec<_> = (0..connections())
+            .map(|i| {
+                let body = serde_json::to_vec(&json!({
+                    "module": sha,
+                    "app": {"name": "bench"},
+                    "call": {"id": format!("bench-{i}"), "tenantId": uuid::Uuid::new_v4()},
+                    "action": "echo",
+                    "config": {},
+                    "input": one_kib_input(),
+                    "timeoutMs": 5000
+                }))
+                .unwrap();
+                let port = port;
+                tokio::spawn(async move {
+                    connection(port, Bytes::from(body), deadline, warm_until).await
+                })
+            })
+            .collect();
+        let mut samples = Vec::new();
+        for task in tasks {
+            samples.extend(task.await.unwrap());
+        }
+        summarize(samples, seconds() as f64)
+    })
+}
+
+/// One keep-alive connection sending calls back to back until `deadline`.
+async fn connection(
+    port: u16,
+    body: Bytes,
+    deadline: Instant,
+    warm_until: Instant,
+) -> Vec<Duration> {
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream.set_nodelay(true).unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut samples = Vec::new();
+    while Instant::now() < deadline {
+        let request = hyper::Request::post("/v1/invoke")
+            .header("host", "127.0.0.1")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .body(Full::new(body.clone()))
+            .unwrap();
+        let started = Instant::now();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status();
+        let answer = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(
+            status,
+            200,
+            "the runner answered {}",
+            String::from_utf8_lossy(&answer)
+        );
+        if started > warm_until {
+            samples.push(started.elapsed());
+        }
+    }
+    samples
+}
