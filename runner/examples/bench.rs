@@ -2,6 +2,7 @@
 //!   1. in process: a fresh instance + call through `call::run`, the floor, on 1 and 2 threads;
 //!   2. over HTTP: `POST /v1/invoke` on keep-alive connections against the real runner binary
 //!      (started through `./stack run runner`), with 1 and 2 client threads.
+//!
 //! Prints median, p99 and calls/s of each. Not a test: nothing is asserted.
 //!
 //!   cargo build --release -p runner && cargo run --release -p runner --example bench
@@ -332,7 +333,6 @@ fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
                     "timeoutMs": 5000
                 }))
                 .unwrap();
-                let port = port;
                 tokio::spawn(async move {
                     connection(port, Bytes::from(body), deadline, warm_until).await
                 })
