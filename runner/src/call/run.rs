@@ -150,6 +150,10 @@ fn classify(
     if error.to_string().contains("maximum concurrent") {
         return Error::Busy("no free instance slot");
     }
+    // A module that sets an error and then traps (AssemblyScript's `abort`) said why.
+    if let Some(message) = state.arena.block(state.error).filter(|m| !m.is_empty()) {
+        return Error::Trapped(module_text(state, message));
+    }
     let text = match error.downcast_ref::<Trap>() {
         Some(trap) => format!("wasm trap: {trap}"),
         None => error.to_string(),
