@@ -5,10 +5,12 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use jsonschema::{Draft, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
 
 use crate::Issue;
+use crate::inspect::strict_schema::pointer;
 
 const CONTRACT: &str = include_str!("../../schema/runner/contract.json");
 
@@ -75,17 +77,32 @@ pub fn check(definition: Definition, value: &Value) -> Result<(), Vec<Issue>> {
     let issues: Vec<Issue> = validator
         .iter_errors(value)
         .take(20)
-        .map(|error| {
-            Issue::new(
-                error.instance_path().to_string(),
-                error.masked().to_string(),
-            )
-        })
+        .flat_map(|error| issues_of(&error))
         .collect();
     if issues.is_empty() {
         Ok(())
     } else {
         Err(issues)
+    }
+}
+
+/// The issues of one error. A missing or unknown field points at the field itself (as the
+/// manifest's issues do), not at the object that lacks or holds it.
+fn issues_of(error: &ValidationError<'_>) -> Vec<Issue> {
+    let at = error.instance_path().to_string();
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            vec![Issue::new(
+                pointer(&at, name),
+                format!("{name} is required"),
+            )]
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
+            .iter()
+            .map(|name| Issue::new(pointer(&at, name), format!("{name:?} is not a field here")))
+            .collect(),
+        _ => vec![Issue::new(at, error.masked().to_string())],
     }
 }
 
@@ -134,7 +151,15 @@ mod tests {
         }
         let mut extra = invoke_request();
         extra["colour"] = json!("red");
-        assert!(check(Definition::InvokeRequest, &extra).is_err());
+        let issues = check(Definition::InvokeRequest, &extra).expect_err("unknown field");
+        assert!(issues.iter().any(|i| i.path == "/colour"), "{issues:?}");
+        let mut missing = invoke_request();
+        missing["call"]
+            .as_object_mut()
+            .expect("object")
+            .remove("id");
+        let issues = check(Definition::InvokeRequest, &missing).expect_err("missing field");
+        assert!(issues.iter().any(|i| i.path == "/call/id"), "{issues:?}");
     }
 
     #[test]

@@ -61,6 +61,11 @@ async fn a_module_answer_comes_back_with_usage_and_duration() {
         json!({"httpRequests": 0, "documentReads": 0, "logLines": 0})
     );
     assert!(body["durationMs"].as_f64().is_some());
+    assert_eq!(
+        runner::contract::check(runner::contract::Definition::CallAnswer, &body),
+        Ok(()),
+        "the answer follows schema/runner/contract.json"
+    );
     // The second call uses the cached module: no second fetch.
     let module = upstream
         .add_module(&Fixture::answering(r#"{"status":"ok","output":{"score":0.2}}"#).bytes());

@@ -67,6 +67,10 @@ async fn the_example_app_is_inspected_and_answers_end_to_end() {
     // Inspect: rules pass, the manifest is read, memoryMiB is written into the module.
     let (status, inspected) = runner.inspect(&original).await;
     assert_eq!(status, 200, "{inspected}");
+    assert_eq!(
+        runner::contract::check(runner::contract::Definition::InspectAnswer, &inspected),
+        Ok(())
+    );
     assert_eq!(inspected["manifest"]["name"], "vendor-app");
     assert_eq!(inspected["manifest"]["memoryMiB"], 16);
     let capped = BASE64

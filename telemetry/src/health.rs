@@ -88,7 +88,8 @@ pub async fn respond(
     probes: Probes,
     metrics: MetricsHandle,
 ) -> Response<Full<Bytes>> {
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let request_id =
+        crate::request_id::from_header(request.headers().get(crate::request_id::HEADER));
     let path = request.uri().path();
     let known = matches!(path, "/health" | "/health/ready" | "/healthz" | "/metrics");
     if !known {
@@ -116,6 +117,14 @@ pub async fn respond(
                 CONTENT_TYPE,
                 HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
             );
+            response
+                .headers_mut()
+                .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            if let Ok(value) = HeaderValue::from_str(&request_id) {
+                response
+                    .headers_mut()
+                    .insert(crate::request_id::HEADER, value);
+            }
             response
         }
         _ => {

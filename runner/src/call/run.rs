@@ -155,7 +155,7 @@ fn classify(
         return Error::Trapped(module_text(state, message));
     }
     let text = match error.downcast_ref::<Trap>() {
-        Some(trap) => format!("wasm trap: {trap}"),
+        Some(trap) => trap.to_string(),
         None => error.to_string(),
     };
     Error::Trapped(module_text(state, text.as_bytes()))

@@ -10,7 +10,8 @@ use super::{RUNNER_TOKEN, repo_root};
 pub struct Runner {
     child: Child,
     pub port: u16,
-    _cache: tempfile::TempDir,
+    /// The module cache directory made for this runner (none when the test gave its own).
+    _cache: Option<tempfile::TempDir>,
 }
 
 fn free_port() -> u16 {
@@ -24,11 +25,32 @@ fn free_port() -> u16 {
 impl Runner {
     /// Starts a runner whose internal API is `upstream_url`, with `env` on top.
     pub async fn start(upstream_url: &str, env: &[(&str, &str)]) -> Self {
-        let port = free_port();
         let cache = tempfile::Builder::new()
             .prefix("runner-cache")
             .tempdir()
             .expect("temp dir");
+        let dir = cache.path().to_owned();
+        Self::launch(upstream_url, env, &dir, Some(cache)).await
+    }
+
+    /// Starts a runner like [`Runner::start`] whose compiled-module disk cache
+    /// (`RUNNER_MODULE_CACHE_DIR`) is `cache_dir`, which the test owns: runners started one after
+    /// the other with the same directory share their compiled modules.
+    pub async fn start_with_cache(
+        upstream_url: &str,
+        env: &[(&str, &str)],
+        cache_dir: &std::path::Path,
+    ) -> Self {
+        Self::launch(upstream_url, env, cache_dir, None).await
+    }
+
+    async fn launch(
+        upstream_url: &str,
+        env: &[(&str, &str)],
+        cache_dir: &std::path::Path,
+        cache: Option<tempfile::TempDir>,
+    ) -> Self {
+        let port = free_port();
         let mut command = Command::new(repo_root().join("stack"));
         command
             .arg("run")
@@ -37,7 +59,7 @@ impl Runner {
             .env("RUNNER_PORT", port.to_string())
             .env("API_INTERNAL_URL", upstream_url)
             .env("APP_RUNNER_TOKEN", RUNNER_TOKEN)
-            .env("RUNNER_MODULE_CACHE_DIR", cache.path())
+            .env("RUNNER_MODULE_CACHE_DIR", cache_dir)
             .env("LOG_LEVEL", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
