@@ -442,3 +442,39 @@ async fn post(url: &str, body: &Value) -> u16 {
         .status()
         .as_u16()
 }
+
+/// A canary secret that the module logs, answers and fails with never reaches the runner's log
+/// lines or its answers.
+#[tokio::test]
+async fn a_secret_never_reaches_the_runner_log() {
+    let upstream = Upstream::start().await;
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let runner = Runner::start_logging_to(&upstream.url(), log.path()).await;
+    let (status, body) = invoke(&runner, &upstream, &logging(3)).await;
+    assert_eq!(status, 200, "{body}");
+    let message = format!("vendor refused key {SECRET}");
+    let failing = Fixture {
+        imports: r#"(import "extism:host/env" "error_set" (func $error_set (param i64)))"#.into(),
+        invoke: format!(
+            "(call $error_set (call $to_kernel (i32.const 9216) (i32.const {}))) (unreachable)",
+            message.len()
+        ),
+        items: format!("(data (i32.const 9216) \"{}\")", wat_string(&message)),
+        ..Fixture::default()
+    };
+    let (status, body) = invoke(&runner, &upstream, &failing).await;
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("[redacted]")
+    );
+    drop(runner); // SIGTERM: the log is flushed
+    let text = std::fs::read_to_string(log.path()).expect("log");
+    assert!(
+        text.contains("checked with [redacted]"),
+        "the module's lines were logged: {text}"
+    );
+    assert!(!text.contains(SECRET), "the secret leaked into the log");
+}

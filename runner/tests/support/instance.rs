@@ -30,7 +30,24 @@ impl Runner {
             .tempdir()
             .expect("temp dir");
         let dir = cache.path().to_owned();
-        Self::launch(upstream_url, env, &dir, Some(cache)).await
+        Self::launch(upstream_url, env, &dir, Some(cache), None).await
+    }
+
+    /// Starts a runner like [`Runner::start`] that writes its log lines (level info) to `log`.
+    pub async fn start_logging_to(upstream_url: &str, log: &std::path::Path) -> Self {
+        let cache = tempfile::Builder::new()
+            .prefix("runner-cache")
+            .tempdir()
+            .expect("temp dir");
+        let dir = cache.path().to_owned();
+        Self::launch(
+            upstream_url,
+            &[("LOG_LEVEL", "info")],
+            &dir,
+            Some(cache),
+            Some(log),
+        )
+        .await
     }
 
     /// Starts a runner like [`Runner::start`] whose compiled-module disk cache
@@ -41,7 +58,7 @@ impl Runner {
         env: &[(&str, &str)],
         cache_dir: &std::path::Path,
     ) -> Self {
-        Self::launch(upstream_url, env, cache_dir, None).await
+        Self::launch(upstream_url, env, cache_dir, None, None).await
     }
 
     async fn launch(
@@ -49,6 +66,7 @@ impl Runner {
         env: &[(&str, &str)],
         cache_dir: &std::path::Path,
         cache: Option<tempfile::TempDir>,
+        log: Option<&std::path::Path>,
     ) -> Self {
         let port = free_port();
         let mut command = Command::new(repo_root().join("stack"));
@@ -61,7 +79,10 @@ impl Runner {
             .env("APP_RUNNER_TOKEN", RUNNER_TOKEN)
             .env("RUNNER_MODULE_CACHE_DIR", cache_dir)
             .env("LOG_LEVEL", "warn")
-            .stdout(Stdio::null())
+            .stdout(match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).expect("log file")),
+                None => Stdio::null(),
+            })
             .stderr(Stdio::inherit());
         for (key, value) in env {
             command.env(key, value);
