@@ -14,6 +14,9 @@ use crate::Error;
 use crate::engine::{Compiled, Engine};
 use crate::internal_api::{FetchError, InternalApi};
 
+/// How long a caller waits for a module to compile.
+pub const COMPILE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[derive(Debug)]
 pub struct ModuleCache {
     engine: Arc<Engine>,
@@ -61,12 +64,27 @@ impl ModuleCache {
     }
 
     /// Compiles bytes that are already in hand (inspection), without caching them.
+    /// Compilation cannot be interrupted, so the caller stops waiting after [`COMPILE_DEADLINE`]
+    /// (answering `timeout`) while the compilation finishes in the background still holding its
+    /// turn: a module that is slow to compile delays the next compilation, never piles up.
     pub async fn compile(&self, bytes: Arc<Vec<u8>>) -> Result<Compiled, Error> {
-        let _turn = self.compiling.acquire().await.map_err(internal)?;
-        let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || engine.compile(&bytes))
+        let turn = self
+            .compiling
+            .clone()
+            .acquire_owned()
             .await
-            .map_err(internal)?
+            .map_err(internal)?;
+        let engine = self.engine.clone();
+        let compiling = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            engine.compile(&bytes)
+        });
+        match tokio::time::timeout(COMPILE_DEADLINE, compiling).await {
+            Ok(joined) => joined.map_err(internal)?,
+            Err(_) => Err(Error::Timeout {
+                deadline_ms: COMPILE_DEADLINE.as_millis() as u64,
+            }),
+        }
     }
 
     async fn load(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
