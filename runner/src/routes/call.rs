@@ -71,8 +71,8 @@ pub struct Route {
 struct Plan {
     export: Export,
     install: Install,
-    /// The JSON document the export receives.
-    input: Value,
+    /// The JSON document the export receives, serialised.
+    input: Vec<u8>,
     timeout: Duration,
     answer: Definition,
     call_token: Option<String>,
@@ -87,13 +87,11 @@ pub async fn handle(
 ) -> Result<Response<Body>, Error> {
     let body = body::json(request).await?;
     contract::check(route.request, &body).map_err(Error::BadRequest)?;
-    let install: Install = serde_json::from_value(body.clone())
+    // Read from the borrowed document: cloning it would copy the whole input once more.
+    let install = Install::deserialize(&body)
         .map_err(|e| Error::BadRequest(vec![Issue::new("", e.to_string())]))?;
-    let input: Map<String, Value> = route
-        .input_fields
-        .iter()
-        .filter_map(|field| body.get(*field).map(|v| ((*field).to_owned(), v.clone())))
-        .collect();
+    // The export's document, written straight from the request's fields (no copies).
+    let input = export_document(&body, route.input_fields)?;
     let timeout = route
         .deadline
         .or_else(|| body["timeoutMs"].as_u64().map(Duration::from_millis))
@@ -101,12 +99,30 @@ pub async fn handle(
     let plan = Plan {
         export: route.export,
         install,
-        input: Value::Object(input),
+        input,
         timeout,
         answer: route.answer,
         call_token: body["callToken"].as_str().map(str::to_owned),
     };
     execute(state, plan).await
+}
+
+/// `{field: value, ...}` of the request's `fields` that are present, serialised.
+fn export_document(body: &Value, fields: &[&str]) -> Result<Vec<u8>, Error> {
+    use serde::ser::{SerializeMap, Serializer};
+    let mut bytes = Vec::with_capacity(1024);
+    let mut serializer = serde_json::Serializer::new(&mut bytes);
+    let write = |serializer: &mut serde_json::Serializer<&mut Vec<u8>>| {
+        let mut map = serializer.serialize_map(None)?;
+        for field in fields {
+            if let Some(value) = body.get(*field) {
+                map.serialize_entry(field, value)?;
+            }
+        }
+        map.end()
+    };
+    write(&mut serializer).map_err(|e| Error::Internal(format!("export document: {e}")))?;
+    Ok(bytes)
 }
 
 async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
@@ -140,7 +156,7 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
         deadline: Instant::now() + plan.timeout,
         runtime: tokio::runtime::Handle::current(),
     };
-    let input = serde_json::to_vec(&plan.input).unwrap_or_default();
+    let input = plan.input;
     let memory = plan.install.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) as usize * 1024 * 1024;
     let engine = state.modules.engine().clone();
     let outcome = tokio::task::spawn_blocking(move || {
