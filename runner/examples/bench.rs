@@ -23,9 +23,8 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use runner::call::run::run;
-use runner::call::{CallContext, CallLabels, Export};
+use runner::call::{CallContext, Export};
 use runner::engine::Engine;
-use runner::secrets::Secrets;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -150,16 +149,11 @@ fn in_process(module: &[u8], threads: usize, handle: tokio::runtime::Handle) -> 
                 let mut samples = Vec::new();
                 let warm_until = Instant::now() + Duration::from_millis(500);
                 while !stop.load(Ordering::Relaxed) {
-                    let context = CallContext {
-                        export: Export::Invoke,
-                        labels: CallLabels::default(),
-                        config: serde_json::Map::new(),
-                        secrets: Secrets::default(),
-                        outbound: None,
-                        documents: None,
-                        deadline: Instant::now() + Duration::from_secs(5),
-                        runtime: handle.clone(),
-                    };
+                    let context = CallContext::refusing(
+                        Export::Invoke,
+                        Instant::now() + Duration::from_secs(5),
+                        handle.clone(),
+                    );
                     let started = Instant::now();
                     let outcome = run(&engine, &compiled, context, &input, 16 << 20);
                     let took = started.elapsed();
@@ -189,16 +183,7 @@ fn timeout_overshoot(handle: tokio::runtime::Handle) -> (f64, f64) {
     let mut overshoots: Vec<f64> = (0..20)
         .map(|_| {
             let deadline = Instant::now() + Duration::from_millis(100);
-            let context = CallContext {
-                export: Export::Invoke,
-                labels: CallLabels::default(),
-                config: serde_json::Map::new(),
-                secrets: Secrets::default(),
-                outbound: None,
-                documents: None,
-                deadline,
-                runtime: handle.clone(),
-            };
+            let context = CallContext::refusing(Export::Invoke, deadline, handle.clone());
             let outcome = run(&engine, &compiled, context, b"{}", 16 << 20);
             assert!(matches!(outcome.answer, Err(runner::Error::Timeout { .. })));
             Instant::now().duration_since(deadline).as_secs_f64() * 1000.0

@@ -5,7 +5,6 @@
 use std::time::Instant;
 
 use http::{HeaderValue, Method, Request, Response};
-use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use subtle::ConstantTimeEq;
 use telemetry::health::Probes;
@@ -25,14 +24,7 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> Response<Body> {
     if !request.uri().path().starts_with("/v1/") {
-        let response = telemetry::health::respond(request, probes, metrics).await;
-        let (parts, body) = response.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        return Response::from_parts(parts, Full::new(bytes));
+        return telemetry::health::respond(request, probes, metrics).await;
     }
     let request_id = request_id::from_header(request.headers().get(request_id::HEADER));
     let route = route_name(request.uri().path());

@@ -72,6 +72,23 @@ pub struct CallContext {
     pub runtime: tokio::runtime::Handle,
 }
 
+impl CallContext {
+    /// A context in which every platform function refuses: no tenant, configuration, secrets,
+    /// network or documents (the `manifest` export runs so).
+    pub fn refusing(export: Export, deadline: Instant, runtime: tokio::runtime::Handle) -> Self {
+        Self {
+            export,
+            labels: CallLabels::default(),
+            config: Map::new(),
+            secrets: Secrets::default(),
+            outbound: None,
+            documents: None,
+            deadline,
+            runtime,
+        }
+    }
+}
+
 /// What a call used (SPEC 2.4 `usage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -14,12 +14,11 @@ use sha2::{Digest, Sha256};
 
 use super::body;
 use crate::call::run::run;
-use crate::call::{CallContext, CallLabels, Export};
+use crate::call::{CallContext, Export};
 use crate::engine::MAX_MEMORY_BYTES;
 use crate::inspect::{self, MAX_MODULE_BYTES};
 use crate::module_cache::check_off_thread;
 use crate::response::{self, Body};
-use crate::secrets::Secrets;
 use crate::state::State;
 use crate::{Error, Refusal};
 
@@ -32,16 +31,11 @@ pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Respons
     let bytes = Arc::new(bytes.to_vec());
     let shape = check_off_thread(bytes.clone()).await?;
     let compiled = state.modules.compile(bytes.clone()).await?;
-    let context = CallContext {
-        export: Export::Manifest,
-        labels: CallLabels::default(),
-        config: serde_json::Map::new(),
-        secrets: Secrets::default(),
-        outbound: None,
-        documents: None,
-        deadline: Instant::now() + MANIFEST_DEADLINE,
-        runtime: tokio::runtime::Handle::current(),
-    };
+    let context = CallContext::refusing(
+        Export::Manifest,
+        Instant::now() + MANIFEST_DEADLINE,
+        tokio::runtime::Handle::current(),
+    );
     let engine = state.modules.engine().clone();
     let outcome = tokio::task::spawn_blocking(move || {
         run(&engine, &compiled, context, b"{}", MAX_MEMORY_BYTES)
