@@ -21,6 +21,9 @@ pub struct Config {
     /// Where compiled modules are kept across restarts (`RUNNER_MODULE_CACHE_DIR`; `off`
     /// disables it).
     pub module_cache_dir: Option<PathBuf>,
+    /// What one compilation may use (`RUNNER_COMPILE_MEMORY_MIB`, 2048;
+    /// `RUNNER_COMPILE_CPU_SECONDS`, 60).
+    pub compile_limits: crate::compiler::Limits,
     pub shutdown_grace: Duration,
 }
 
@@ -62,6 +65,16 @@ impl Config {
             Some(dir) => Some(PathBuf::from(dir)),
             None => Some(std::env::temp_dir().join("apps-runner-modules")),
         };
+        let compile_limits = crate::compiler::Limits {
+            memory_mib: parsed(&mut problems, "RUNNER_COMPILE_MEMORY_MIB", 2048),
+            cpu_seconds: parsed(&mut problems, "RUNNER_COMPILE_CPU_SECONDS", 60),
+        };
+        if compile_limits.memory_mib < 256 || compile_limits.cpu_seconds == 0 {
+            problems.push(
+                "RUNNER_COMPILE_MEMORY_MIB must be at least 256 and RUNNER_COMPILE_CPU_SECONDS at least 1"
+                    .into(),
+            );
+        }
         let grace = parsed(&mut problems, "SHUTDOWN_GRACE_SECONDS", 30u64);
         if !problems.is_empty() {
             return Err(ConfigError(problems));
@@ -74,6 +87,7 @@ impl Config {
             tenant_concurrency,
             module_cache_entries,
             module_cache_dir,
+            compile_limits,
             shutdown_grace: Duration::from_secs(grace),
         })
     }

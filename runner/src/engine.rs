@@ -62,13 +62,8 @@ impl Engine {
             .max_memory_size(MAX_MEMORY_BYTES)
             .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
             .table_keep_resident(64 * 1024);
-        let mut config = Config::new();
-        config
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
-            .epoch_interruption(true)
-            .cranelift_opt_level(OptLevel::Speed)
-            .wasm_memory64(false)
-            .max_wasm_stack(512 * 1024);
+        let mut config = compilation_config();
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = wasmtime::Engine::new(&config).map_err(internal)?;
         let mut linker = Linker::new(&engine);
         crate::kernel::link(&mut linker).map_err(internal)?;
@@ -114,6 +109,19 @@ impl Engine {
             has_initialize,
         })
     }
+}
+
+/// Everything that shapes the machine code: the compiler child builds its engine from this
+/// alone, so what it compiles deserializes here (the instance allocator is not part of a
+/// compiled module's compatibility).
+pub fn compilation_config() -> Config {
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .cranelift_opt_level(OptLevel::Speed)
+        .wasm_memory64(false)
+        .max_wasm_stack(512 * 1024);
+    config
 }
 
 impl Drop for Engine {

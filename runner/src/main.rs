@@ -1,5 +1,6 @@
 //! `runner`: runs vendor app modules for the API and the pipeline (`/v1/*`), with health and
-//! metrics on the same listener (`RUNNER_PORT`).
+//! metrics on the same listener (`RUNNER_PORT`). `runner compile-module` is the compiler child
+//! the server spawns for each compilation (`runner::compiler`), not a command for people.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,6 +13,15 @@ use telemetry::{http_server, shutdown};
 use tokio::net::TcpListener;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    if let Some((first, rest)) = args.split_first()
+        && first == runner::compiler::child::ARG
+    {
+        return runner::compiler::child::main(rest);
+    }
     telemetry::service::main("runner", env!("CARGO_PKG_VERSION"), |telemetry| {
         Box::pin(run(telemetry))
     })

@@ -1,36 +1,33 @@
 //! Compiled modules, by the sha256 that names them: in memory (a bounded LRU of linked
-//! modules) and on disk (`Module::serialize`), so a restart does not recompile every module.
+//! modules) and on disk (compiled artifacts), so a restart does not recompile every module.
 //! A miss fetches the bytes from the API's internal listener, checks them against their hash and
-//! the module rules, and compiles them once however many calls asked at the same time.
+//! the module rules, and compiles them (in the bounded compiler child) once however many calls
+//! asked at the same time.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
 use wasmtime::Module;
 
 use crate::Error;
+use crate::compiler::{Compiler, artifact};
 use crate::engine::{Compiled, Engine};
 use crate::internal_api::{FetchError, InternalApi};
-
-/// How long a caller waits for a module to compile.
-pub const COMPILE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[derive(Debug)]
 pub struct ModuleCache {
     engine: Arc<Engine>,
+    compiler: Compiler,
     api: Option<Arc<InternalApi>>,
     memory: moka::future::Cache<String, Arc<Compiled>>,
     disk: Option<DiskCache>,
-    /// Compiling is CPU-heavy and uninterruptible: one at a time, so that a burst of new modules
-    /// cannot starve the calls in flight.
-    compiling: Arc<Semaphore>,
 }
 
 impl ModuleCache {
     pub fn new(
         engine: Arc<Engine>,
+        compiler: Compiler,
         api: Option<Arc<InternalApi>>,
         entries: u64,
         disk_dir: Option<PathBuf>,
@@ -38,10 +35,10 @@ impl ModuleCache {
         let disk = disk_dir.and_then(|dir| DiskCache::open(dir, &engine));
         Self {
             engine,
+            compiler,
             api,
             memory: moka::future::Cache::builder().max_capacity(entries).build(),
             disk,
-            compiling: Arc::new(Semaphore::new(1)),
         }
     }
 
@@ -64,27 +61,9 @@ impl ModuleCache {
     }
 
     /// Compiles bytes that are already in hand (inspection), without caching them.
-    /// Compilation cannot be interrupted, so the caller stops waiting after [`COMPILE_DEADLINE`]
-    /// (answering `timeout`) while the compilation finishes in the background still holding its
-    /// turn: a module that is slow to compile delays the next compilation, never piles up.
-    pub async fn compile(&self, bytes: Arc<Vec<u8>>) -> Result<Compiled, Error> {
-        let turn = self
-            .compiling
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(internal)?;
-        let engine = self.engine.clone();
-        let compiling = tokio::task::spawn_blocking(move || {
-            let _turn = turn;
-            engine.compile(&bytes)
-        });
-        match tokio::time::timeout(COMPILE_DEADLINE, compiling).await {
-            Ok(joined) => joined.map_err(internal)?,
-            Err(_) => Err(Error::Timeout {
-                deadline_ms: COMPILE_DEADLINE.as_millis() as u64,
-            }),
-        }
+    pub async fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
+        let artifact = self.compiler.compile(bytes).await?;
+        self.link_off_thread(Arc::new(artifact)).await
     }
 
     async fn load(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
@@ -101,11 +80,25 @@ impl ModuleCache {
         })?;
         let bytes = Arc::new(bytes.to_vec());
         check_off_thread(bytes.clone()).await?;
-        let compiled = self.compile(bytes).await?;
-        if let Some(disk) = &self.disk {
-            disk.write(sha256, compiled.pre.module());
+        let artifact = Arc::new(self.compiler.compile(&bytes).await?);
+        let compiled = self.link_off_thread(artifact.clone()).await?;
+        if let Some(disk) = self.disk.clone() {
+            let sha256 = sha256.to_owned();
+            tokio::task::spawn_blocking(move || disk.write(&sha256, &artifact));
         }
         Ok(Arc::new(compiled))
+    }
+
+    /// Loading an artifact maps and relocates its code: milliseconds for a large module.
+    async fn link_off_thread(&self, artifact: Arc<Vec<u8>>) -> Result<Compiled, Error> {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || {
+            let module = artifact::load(engine.wasmtime(), &artifact)
+                .map_err(|e| internal(format!("loading a compiled module: {e}")))?;
+            engine.link(module)
+        })
+        .await
+        .map_err(internal)?
     }
 
     async fn read_disk(&self, sha256: &str) -> Option<Module> {
@@ -168,7 +161,7 @@ impl DiskCache {
         if !path.exists() {
             return None;
         }
-        match deserialize(engine, &path) {
+        match artifact::load_file(engine.wasmtime(), &path) {
             Ok(module) => Some(module),
             Err(error) => {
                 tracing::warn!(%error, path = %path.display(), "unreadable cached module; recompiling");
@@ -179,32 +172,15 @@ impl DiskCache {
     }
 
     /// Best effort: a failed write only costs a recompilation later.
-    fn write(&self, sha256: &str, module: &Module) {
+    fn write(&self, sha256: &str, artifact: &[u8]) {
         let path = self.path(sha256);
-        let result = module
-            .serialize()
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| {
-                let partial = path.with_extension(format!("{}.partial", std::process::id()));
-                std::fs::write(&partial, bytes)
-                    .and_then(|()| std::fs::rename(&partial, &path))
-                    .map_err(|e| e.to_string())
-            });
+        let partial = path.with_extension(format!("{}.partial", std::process::id()));
+        let result =
+            std::fs::write(&partial, artifact).and_then(|()| std::fs::rename(&partial, &path));
         if let Err(error) = result {
             tracing::warn!(%error, path = %path.display(), "could not cache a compiled module");
         }
     }
-}
-
-#[allow(unsafe_code)]
-fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Module> {
-    // SAFETY: wasmtime runs deserialized machine code without checking it, so the bytes must
-    // come from `Module::serialize` of a compatible engine. They do: this cache's files are
-    // written only by `DiskCache::write` (atomically, via rename), in a directory created
-    // mode 0700 for this user, named with the engine's compatibility hash; wasmtime itself
-    // refuses files of another version or configuration. Anyone who can write there can
-    // already replace the runner's binary.
-    unsafe { Module::deserialize_file(engine.wasmtime(), path) }
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::Error;
+use crate::compiler::Compiler;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::internal_api::InternalApi;
@@ -48,8 +49,11 @@ impl State {
             )),
             None => None,
         };
+        let compiler = Compiler::of_this_binary(config.compile_limits)
+            .map_err(|e| Error::Internal(format!("compiler: {e}")))?;
         let modules = ModuleCache::new(
             engine,
+            compiler,
             api.clone(),
             config.module_cache_entries,
             config.module_cache_dir.clone(),

@@ -341,19 +341,68 @@ async fn a_manifest_claiming_a_webhook_needs_the_export() {
 }
 
 #[tokio::test]
+async fn a_module_too_costly_to_compile_is_refused_and_the_runner_carries_on() {
+    let upstream = Upstream::start().await;
+    let runner = Runner::start(&upstream.url(), &[("RUNNER_COMPILE_CPU_SECONDS", "1")]).await;
+    // One function of 100,000 additions: about 5 CPU seconds of cranelift in a release build.
+    let additions = "(local.set 0 (i32.add (local.get 0) (i32.const 7)))\n".repeat(100_000);
+    let fixture = Fixture {
+        items: format!("(func $costly (param i32) (result i32) {additions} (local.get 0))"),
+        ..base()
+    };
+    let (status, body) = runner.inspect(&fixture.bytes()).await;
+    assert_eq!(refusal(status, &body), "invalid_module");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("1 s of CPU time"), "{body}");
+
+    let (status, body) = runner.inspect(&base().bytes()).await;
+    assert_eq!(status, 200, "the runner still inspects: {body}");
+}
+
+#[tokio::test]
 async fn a_body_over_thirty_two_mib_is_too_large() {
     let (_upstream, runner) = runner().await;
-    // The declared length is enough for the runner to refuse; the test sends the head only and
-    // waits for the answer (a client still writing 32 MiB would see the connection close under
-    // it instead).
+    // A client that waits for `100 Continue` is refused on its head alone, before it sends a
+    // byte of the body.
     let head = format!(
         "POST /v1/inspect HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {}\r\n\
-         content-type: application/wasm\r\ncontent-length: {}\r\n\r\n",
+         content-type: application/wasm\r\nexpect: 100-continue\r\ncontent-length: {}\r\n\r\n",
         support::RUNNER_TOKEN,
         32 * 1024 * 1024 + 1
     );
+    let started = Instant::now();
     let (status, body) = raw_exchange(runner.port, head.as_bytes()).await;
     assert_eq!(status, 413, "{body}");
+    assert_eq!(body["error"]["code"], "payload_too_large");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered without waiting for the body"
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_sends_a_whole_oversized_body_reads_the_413() {
+    let (_upstream, runner) = runner().await;
+    let oversized = vec![0u8; 32 * 1024 * 1024 + 4096];
+    // Declared length: the runner refuses at the head, then reads the rest so the client, still
+    // writing, is not reset before it reads the answer.
+    let (status, body) = runner.inspect(&oversized).await;
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["error"]["code"], "payload_too_large");
+    // Chunked: the runner finds out only when the limit is crossed.
+    let chunks = oversized
+        .chunks(256 * 1024)
+        .map(|chunk| Ok::<_, std::io::Error>(chunk.to_vec()))
+        .collect::<Vec<_>>();
+    let response = reqwest::Client::new()
+        .post(runner.url("/v1/inspect"))
+        .bearer_auth(support::RUNNER_TOKEN)
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .expect("the runner answers instead of resetting the connection");
+    assert_eq!(response.status(), 413);
+    let body: Value = response.json().await.expect("an error envelope");
     assert_eq!(body["error"]["code"], "payload_too_large");
 }
 

@@ -30,7 +30,7 @@ pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Respons
     let _admitted = state.admission.admit(None)?;
     let bytes = Arc::new(bytes.to_vec());
     let shape = check_off_thread(bytes.clone()).await?;
-    let compiled = state.modules.compile(bytes.clone()).await?;
+    let compiled = state.modules.compile(&bytes).await?;
     let context = CallContext::refusing(
         Export::Manifest,
         Instant::now() + MANIFEST_DEADLINE,

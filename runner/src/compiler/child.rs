@@ -1,0 +1,76 @@
+//! The compiler child: `runner compile-module <memory MiB> <cpu seconds>` reads module bytes on
+//! standard input and writes the compiled artifact on standard output. It limits itself before
+//! it reads a byte, so whatever the module makes cranelift do, the kernel stops it at the
+//! address-space or CPU-time limit and the server that spawned it carries on.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use rustix::process::{Resource, Rlimit, setrlimit};
+
+use super::{EXIT_INVALID_MODULE, EXIT_SETUP};
+use crate::inspect::MAX_MODULE_BYTES;
+
+/// The argument that turns the `runner` binary into the compiler child.
+pub const ARG: &str = "compile-module";
+
+/// Runs the child; `args` are the ones after [`ARG`].
+pub fn main(args: &[String]) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(problem) => {
+            eprintln!("compiler child: {problem}");
+            ExitCode::from(EXIT_SETUP)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<ExitCode, String> {
+    let [memory_mib, cpu_seconds] = args else {
+        return Err(format!("expected <memory MiB> <cpu seconds>, got {args:?}"));
+    };
+    let memory_mib: u64 = memory_mib.parse().map_err(|_| "bad memory limit")?;
+    let cpu_seconds: u64 = cpu_seconds.parse().map_err(|_| "bad CPU limit")?;
+    limit(
+        Resource::As,
+        memory_mib * 1024 * 1024,
+        memory_mib * 1024 * 1024,
+    )?;
+    // Past the soft limit the kernel sends SIGXCPU (which terminates); a second later, SIGKILL.
+    limit(Resource::Cpu, cpu_seconds, cpu_seconds + 1)?;
+
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_MODULE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading the module: {e}"))?;
+    if bytes.len() > MAX_MODULE_BYTES {
+        return Err(format!("the module is over {MAX_MODULE_BYTES} bytes"));
+    }
+    let engine = wasmtime::Engine::new(&crate::engine::compilation_config())
+        .map_err(|e| format!("engine: {e}"))?;
+    match engine.precompile_module(&bytes) {
+        Ok(artifact) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&artifact)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("writing the artifact: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("{error:#}");
+            Ok(ExitCode::from(EXIT_INVALID_MODULE))
+        }
+    }
+}
+
+fn limit(resource: Resource, current: u64, maximum: u64) -> Result<(), String> {
+    setrlimit(
+        resource,
+        Rlimit {
+            current: Some(current),
+            maximum: Some(maximum),
+        },
+    )
+    .map_err(|e| format!("setrlimit {resource:?}: {e}"))
+}

@@ -1,0 +1,248 @@
+//! Compilation in a child process with an address-space and a CPU-time limit.
+//!
+//! Cranelift cannot be interrupted and does not bound its own memory, and a module of 32 MiB can
+//! ask for seconds of CPU and hundreds of MiB. So the runner compiles in a child (its own binary,
+//! [`child`]) that limits itself with `setrlimit` before reading the module: a module too costly
+//! to compile is refused (`invalid_module`), the child is killed when its caller stops waiting,
+//! and the server's memory never holds cranelift's working set. The child answers the artifact
+//! of `Engine::precompile_module`, which the server loads with [`artifact::load`].
+
+pub mod artifact;
+pub mod child;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::Semaphore;
+
+use crate::{Error, Refusal};
+
+/// The child's exit code when wasmtime refuses the module; its standard error says why.
+pub const EXIT_INVALID_MODULE: u8 = 65;
+/// The child's exit code when it could not set itself up (arguments, limits, pipes).
+pub const EXIT_SETUP: u8 = 70;
+/// How much of the child's standard error is kept for the answer and the log.
+const STDERR_BYTES: u64 = 4 * 1024;
+/// What Rust's allocation-failure handler prints before it aborts.
+const ALLOCATION_FAILED: &str = "memory allocation of";
+
+/// What one compilation may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Address space of the child (`RUNNER_COMPILE_MEMORY_MIB`).
+    pub memory_mib: u64,
+    /// CPU time of the child, all its threads together (`RUNNER_COMPILE_CPU_SECONDS`).
+    pub cpu_seconds: u64,
+}
+
+impl Limits {
+    /// How long a caller waits for the child: its CPU time on one core, plus room for a busy
+    /// machine. Past it the child is killed and the caller answered `timeout`.
+    pub fn wall(&self) -> Duration {
+        Duration::from_secs(self.cpu_seconds.saturating_mul(2).saturating_add(5))
+    }
+}
+
+#[derive(Debug)]
+pub struct Compiler {
+    program: PathBuf,
+    limits: Limits,
+    /// Compiling takes whole cores: one at a time, so that a burst of new modules cannot starve
+    /// the calls in flight.
+    turn: Arc<Semaphore>,
+}
+
+impl Compiler {
+    /// A compiler that runs `program compile-module ...`: the runner's own binary.
+    pub fn new(program: PathBuf, limits: Limits) -> Self {
+        Self {
+            program,
+            limits,
+            turn: Arc::new(Semaphore::new(1)),
+        }
+    }
+
+    /// The running executable itself (`/proc/self/exe` names the file this process runs even
+    /// after a deploy replaced it on disk, so child and server are always the same build).
+    pub fn of_this_binary(limits: Limits) -> std::io::Result<Self> {
+        let proc_self = PathBuf::from("/proc/self/exe");
+        let program = if proc_self.exists() {
+            proc_self
+        } else {
+            std::env::current_exe()?
+        };
+        Ok(Self::new(program, limits))
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Compiles `bytes` (already checked against the module rules) into an artifact for
+    /// [`artifact::load`]. Dropping the future kills the child.
+    pub async fn compile(&self, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+        let _turn = self.turn.acquire().await.map_err(internal)?;
+        let mut child = Command::new(&self.program)
+            .arg(child::ARG)
+            .arg(self.limits.memory_mib.to_string())
+            .arg(self.limits.cpu_seconds.to_string())
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| internal(format!("starting {}: {e}", self.program.display())))?;
+        let (Some(mut stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(internal("the child's pipes are missing"));
+        };
+        let exchange = async {
+            let write = async {
+                // A child that died early closes its end: its exit status says why.
+                let _ = stdin.write_all(bytes).await;
+                drop(stdin);
+            };
+            let artifact_limit = self.limits.memory_mib.saturating_mul(1024 * 1024);
+            let (_, artifact, message) = tokio::join!(
+                write,
+                read_bounded(stdout, artifact_limit),
+                read_bounded(stderr, STDERR_BYTES)
+            );
+            let status = child.wait().await.map_err(internal)?;
+            Ok::<_, Error>((
+                status,
+                artifact.map_err(internal)?,
+                message.unwrap_or_default(),
+            ))
+        };
+        let (status, artifact, message) = tokio::time::timeout(self.limits.wall(), exchange)
+            .await
+            .map_err(|_| Error::Timeout {
+                deadline_ms: self.limits.wall().as_millis() as u64,
+            })??;
+        let message = String::from_utf8_lossy(&message);
+        verdict(status, message.trim(), self.limits).map(|()| artifact)
+    }
+}
+
+/// What the child's exit says about the module.
+fn verdict(status: ExitStatus, message: &str, limits: Limits) -> Result<(), Error> {
+    if status.success() {
+        return Ok(());
+    }
+    if status.code() == Some(i32::from(EXIT_INVALID_MODULE)) {
+        return Err(Error::refused(Refusal::InvalidModule, message));
+    }
+    let signal = status.signal();
+    if signal == Some(rustix::process::Signal::XCPU.as_raw())
+        || signal == Some(rustix::process::Signal::KILL.as_raw())
+    {
+        return Err(Error::refused(
+            Refusal::InvalidModule,
+            format!(
+                "compiling the module needs more than {} s of CPU time",
+                limits.cpu_seconds
+            ),
+        ));
+    }
+    if message.contains(ALLOCATION_FAILED) {
+        return Err(Error::refused(
+            Refusal::InvalidModule,
+            format!(
+                "compiling the module needs more than {} MiB of memory",
+                limits.memory_mib
+            ),
+        ));
+    }
+    Err(internal(format!(
+        "the compiler child failed ({status}): {message}"
+    )))
+}
+
+async fn read_bounded(pipe: impl AsyncRead + Unpin, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    pipe.take(limit).read_to_end(&mut bytes).await?;
+    Ok(bytes)
+}
+
+fn internal(error: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("compiler: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        memory_mib: 512,
+        cpu_seconds: 7,
+    };
+
+    fn exited(code: i32) -> ExitStatus {
+        ExitStatus::from_raw(code << 8)
+    }
+
+    fn killed_by(signal: rustix::process::Signal) -> ExitStatus {
+        ExitStatus::from_raw(signal.as_raw())
+    }
+
+    fn refusal_message(result: Result<(), Error>) -> String {
+        match result {
+            Err(Error::InvalidModule {
+                refusal: Refusal::InvalidModule,
+                message,
+                ..
+            }) => message,
+            other => panic!("expected an invalid_module refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_clean_exit_is_an_artifact() {
+        assert!(verdict(exited(0), "", LIMITS).is_ok());
+    }
+
+    #[test]
+    fn wasmtime_refusing_the_module_is_invalid_module_with_its_reason() {
+        let message = refusal_message(verdict(exited(65), "unsupported feature", LIMITS));
+        assert_eq!(message, "unsupported feature");
+    }
+
+    #[test]
+    fn the_cpu_limit_is_invalid_module_naming_the_limit() {
+        for signal in [rustix::process::Signal::XCPU, rustix::process::Signal::KILL] {
+            let message = refusal_message(verdict(killed_by(signal), "", LIMITS));
+            assert!(message.contains("7 s of CPU time"), "{message}");
+        }
+    }
+
+    #[test]
+    fn an_allocation_failure_is_invalid_module_naming_the_limit() {
+        let message = refusal_message(verdict(
+            killed_by(rustix::process::Signal::ABORT),
+            "memory allocation of 4096 bytes failed",
+            LIMITS,
+        ));
+        assert!(message.contains("512 MiB of memory"), "{message}");
+    }
+
+    #[test]
+    fn any_other_failure_is_the_runners_own() {
+        let found = verdict(killed_by(rustix::process::Signal::SEGV), "", LIMITS);
+        assert!(matches!(found, Err(Error::Internal(_))), "{found:?}");
+        let found = verdict(exited(i32::from(EXIT_SETUP)), "bad memory limit", LIMITS);
+        assert!(matches!(found, Err(Error::Internal(m)) if m.contains("bad memory limit")));
+    }
+
+    #[test]
+    fn a_caller_waits_for_the_cpu_time_on_one_core_and_some() {
+        assert_eq!(LIMITS.wall(), Duration::from_secs(19));
+    }
+}

@@ -1,0 +1,124 @@
+//! The compiler child (`runner compile-module`): what it compiles loads into the server's
+//! pooling engine, and a module too costly to compile is stopped by the kernel's limits and
+//! refused, without the caller's process paying for it.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use runner::compiler::{Compiler, Limits, artifact};
+use runner::engine::Engine;
+use runner::{Error, Refusal};
+use support::costly;
+use support::wat::Fixture;
+
+fn compiler(memory_mib: u64, cpu_seconds: u64) -> Compiler {
+    Compiler::new(
+        PathBuf::from(env!("CARGO_BIN_EXE_runner")),
+        Limits {
+            memory_mib,
+            cpu_seconds,
+        },
+    )
+}
+
+fn refusal(result: Result<Vec<u8>, Error>) -> String {
+    match result {
+        Err(Error::InvalidModule {
+            refusal: Refusal::InvalidModule,
+            message,
+            ..
+        }) => message,
+        other => panic!(
+            "expected an invalid_module refusal, got {:?}",
+            other.map(|artifact| artifact.len())
+        ),
+    }
+}
+
+#[tokio::test]
+async fn what_the_child_compiles_links_into_the_servers_engine() {
+    let bytes = Fixture::invoke("(i32.const 0)").bytes();
+    let artifact = compiler(512, 10).compile(&bytes).await.expect("compiles");
+    let engine = Engine::new(2).expect("engine");
+    let module = artifact::load(engine.wasmtime(), &artifact).expect("loads");
+    let compiled = engine.link(module).expect("links");
+    assert!(compiled.exports.contains("invoke"));
+    assert!(compiled.exports.contains("manifest"));
+}
+
+#[tokio::test]
+async fn bytes_wasmtime_refuses_are_invalid_module_with_its_reason() {
+    let not_a_module = b"\0asm\x01\0\0\0\x01\xff\xff\xff\xff\x0f".to_vec();
+    let message = refusal(compiler(512, 10).compile(&not_a_module).await);
+    assert!(!message.is_empty());
+    assert!(!message.contains("compiling the module needs"), "{message}");
+}
+
+#[tokio::test]
+async fn a_module_over_the_memory_limit_is_refused_naming_the_limit() {
+    // One function of 300,000 additions: cranelift needs about 1.9 GB for it.
+    let bytes = costly::module(1, 300_000);
+    let message = refusal(compiler(256, 600).compile(&bytes).await);
+    assert!(message.contains("256 MiB of memory"), "{message}");
+}
+
+#[tokio::test]
+async fn a_module_over_the_cpu_limit_is_refused_naming_the_limit() {
+    // 2,000 functions of 200 additions: about 5 CPU seconds even in a release build.
+    let bytes = costly::module(2_000, 200);
+    let started = Instant::now();
+    let message = refusal(compiler(2048, 1).compile(&bytes).await);
+    assert!(message.contains("1 s of CPU time"), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[tokio::test]
+async fn a_caller_that_stops_waiting_leaves_no_compiler_running() {
+    let bytes = costly::module(2_000, 200);
+    // The CPU limit doubles as this test's mark on its child's command line.
+    let compiler = compiler(2048, MARK_CPU_SECONDS);
+    let gave_up = tokio::time::timeout(Duration::from_millis(500), compiler.compile(&bytes)).await;
+    assert!(
+        gave_up.is_err(),
+        "the compilation should still have been running"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !compiler_children().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "compiler children still running: {:?}",
+            compiler_children()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+const MARK_CPU_SECONDS: u64 = 599;
+
+/// Compiler children of this test process started by the test above (the other tests' children
+/// run beside it).
+fn compiler_children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid ...`: comm may hold spaces, so split after its `)`.
+        let after_comm = stat.rsplit_once(") ").map(|(_, rest)| rest).unwrap_or("");
+        let ppid = after_comm.split(' ').nth(1).unwrap_or("");
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let is_compiler = args.get(1) == Some(&&b"compile-module"[..])
+            && args.get(3) == Some(&MARK_CPU_SECONDS.to_string().as_bytes());
+        // A zombie awaiting its reaping no longer runs.
+        let running = !after_comm.starts_with('Z');
+        if ppid == me && is_compiler && running {
+            found.push(pid);
+        }
+    }
+    found
+}
