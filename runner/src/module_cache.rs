@@ -62,8 +62,8 @@ impl ModuleCache {
 
     /// Compiles bytes that are already in hand (inspection), without caching them.
     pub async fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
-        let artifact = self.compiler.compile(bytes).await?;
-        self.link_off_thread(Arc::new(artifact)).await
+        let compilation = self.compiler.compile(bytes).await?;
+        self.link_off_thread(Arc::new(compilation.artifact)).await
     }
 
     async fn load(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
@@ -80,7 +80,7 @@ impl ModuleCache {
         })?;
         let bytes = Arc::new(bytes.to_vec());
         check_off_thread(bytes.clone()).await?;
-        let artifact = Arc::new(self.compiler.compile(&bytes).await?);
+        let artifact = Arc::new(self.compiler.compile(&bytes).await?.artifact);
         let compiled = self.link_off_thread(artifact.clone()).await?;
         if let Some(disk) = self.disk.clone() {
             let sha256 = sha256.to_owned();

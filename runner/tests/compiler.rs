@@ -7,7 +7,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use runner::compiler::{Compiler, Limits, artifact};
+use runner::compiler::{Compilation, Compiler, Limits, artifact};
 use runner::engine::Engine;
 use runner::{Error, Refusal};
 use support::costly;
@@ -23,7 +23,7 @@ fn compiler(memory_mib: u64, cpu_seconds: u64) -> Compiler {
     )
 }
 
-fn refusal(result: Result<Vec<u8>, Error>) -> String {
+fn refusal(result: Result<Compilation, Error>) -> String {
     match result {
         Err(Error::InvalidModule {
             refusal: Refusal::InvalidModule,
@@ -32,7 +32,7 @@ fn refusal(result: Result<Vec<u8>, Error>) -> String {
         }) => message,
         other => panic!(
             "expected an invalid_module refusal, got {:?}",
-            other.map(|artifact| artifact.len())
+            other.map(|compilation| compilation.artifact.len())
         ),
     }
 }
@@ -40,9 +40,11 @@ fn refusal(result: Result<Vec<u8>, Error>) -> String {
 #[tokio::test]
 async fn what_the_child_compiles_links_into_the_servers_engine() {
     let bytes = Fixture::invoke("(i32.const 0)").bytes();
-    let artifact = compiler(512, 10).compile(&bytes).await.expect("compiles");
+    let compilation = compiler(512, 10).compile(&bytes).await.expect("compiles");
+    let usage = compilation.usage.expect("the child reports what it used");
+    assert!(usage.peak_rss_kib > 0);
     let engine = Engine::new(2).expect("engine");
-    let module = artifact::load(engine.wasmtime(), &artifact).expect("loads");
+    let module = artifact::load(engine.wasmtime(), &compilation.artifact).expect("loads");
     let compiled = engine.link(module).expect("links");
     assert!(compiled.exports.contains("invoke"));
     assert!(compiled.exports.contains("manifest"));

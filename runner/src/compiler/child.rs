@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use rustix::process::{Resource, Rlimit, setrlimit};
 
-use super::{EXIT_INVALID_MODULE, EXIT_SETUP};
+use super::{EXIT_INVALID_MODULE, EXIT_SETUP, USAGE_PREFIX};
 use crate::inspect::MAX_MODULE_BYTES;
 
 /// The argument that turns the `runner` binary into the compiler child.
@@ -55,6 +55,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             out.write_all(&artifact)
                 .and_then(|()| out.flush())
                 .map_err(|e| format!("writing the artifact: {e}"))?;
+            report_usage();
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
@@ -62,6 +63,30 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             Ok(ExitCode::from(EXIT_INVALID_MODULE))
         }
     }
+}
+
+/// What the compilation cost, for the server's log line: CPU time of all threads and the peak
+/// resident set, as `<prefix><cpu ms> <peak KiB>` on standard error.
+fn report_usage() {
+    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    let cpu_ms = cpu.tv_sec as u64 * 1000 + cpu.tv_nsec as u64 / 1_000_000;
+    let peak_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|value| {
+                    value
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        })
+        .unwrap_or(0);
+    eprintln!("{USAGE_PREFIX}{cpu_ms} {peak_kib}");
 }
 
 fn limit(resource: Resource, current: u64, maximum: u64) -> Result<(), String> {

@@ -28,6 +28,8 @@ pub const EXIT_INVALID_MODULE: u8 = 65;
 pub const EXIT_SETUP: u8 = 70;
 /// How much of the child's standard error is kept for the answer and the log.
 const STDERR_BYTES: u64 = 4 * 1024;
+/// How the child's last line on standard error starts when it reports what it used.
+pub const USAGE_PREFIX: &str = "compile-usage ";
 /// What Rust's allocation-failure handler prints before it aborts.
 const ALLOCATION_FAILED: &str = "memory allocation of";
 
@@ -46,6 +48,24 @@ impl Limits {
     pub fn wall(&self) -> Duration {
         Duration::from_secs(self.cpu_seconds.saturating_mul(2).saturating_add(5))
     }
+}
+
+/// A compiled module, and what compiling it cost.
+#[derive(Debug)]
+pub struct Compilation {
+    /// For [`artifact::load`].
+    pub artifact: Vec<u8>,
+    pub wall: Duration,
+    /// As the child reported it (absent if it could not read its own figures).
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// CPU time of all the child's threads.
+    pub cpu: Duration,
+    /// Peak resident set of the child.
+    pub peak_rss_kib: u64,
 }
 
 #[derive(Debug)]
@@ -85,8 +105,9 @@ impl Compiler {
 
     /// Compiles `bytes` (already checked against the module rules) into an artifact for
     /// [`artifact::load`]. Dropping the future kills the child.
-    pub async fn compile(&self, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    pub async fn compile(&self, bytes: &[u8]) -> Result<Compilation, Error> {
         let _turn = self.turn.acquire().await.map_err(internal)?;
+        let started = std::time::Instant::now();
         let mut child = Command::new(&self.program)
             .arg(child::ARG)
             .arg(self.limits.memory_mib.to_string())
@@ -128,7 +149,21 @@ impl Compiler {
                 deadline_ms: self.limits.wall().as_millis() as u64,
             })??;
         let message = String::from_utf8_lossy(&message);
-        verdict(status, message.trim(), self.limits).map(|()| artifact)
+        verdict(status, message.trim(), self.limits)?;
+        let compilation = Compilation {
+            artifact,
+            wall: started.elapsed(),
+            usage: usage(&message),
+        };
+        tracing::info!(
+            module_bytes = bytes.len(),
+            artifact_bytes = compilation.artifact.len(),
+            wall_ms = compilation.wall.as_millis() as u64,
+            cpu_ms = compilation.usage.map(|u| u.cpu.as_millis() as u64),
+            peak_rss_mib = compilation.usage.map(|u| u.peak_rss_kib / 1024),
+            "module compiled"
+        );
+        Ok(compilation)
     }
 }
 
@@ -164,6 +199,19 @@ fn verdict(status: ExitStatus, message: &str, limits: Limits) -> Result<(), Erro
     Err(internal(format!(
         "the compiler child failed ({status}): {message}"
     )))
+}
+
+/// The usage line of a successful child (see [`child`]).
+fn usage(stderr: &str) -> Option<Usage> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(USAGE_PREFIX))?;
+    let (cpu_ms, peak_kib) = line.trim().split_once(' ')?;
+    Some(Usage {
+        cpu: Duration::from_millis(cpu_ms.parse().ok()?),
+        peak_rss_kib: peak_kib.parse().ok()?,
+    })
 }
 
 async fn read_bounded(pipe: impl AsyncRead + Unpin, limit: u64) -> std::io::Result<Vec<u8>> {
@@ -239,6 +287,20 @@ mod tests {
         assert!(matches!(found, Err(Error::Internal(_))), "{found:?}");
         let found = verdict(exited(i32::from(EXIT_SETUP)), "bad memory limit", LIMITS);
         assert!(matches!(found, Err(Error::Internal(m)) if m.contains("bad memory limit")));
+    }
+
+    #[test]
+    fn the_childs_usage_line_is_read_from_the_end_of_its_stderr() {
+        let found = usage("a warning\ncompile-usage 1234 56789\n");
+        assert_eq!(
+            found,
+            Some(Usage {
+                cpu: Duration::from_millis(1234),
+                peak_rss_kib: 56789
+            })
+        );
+        assert_eq!(usage("compile-usage twelve 3"), None);
+        assert_eq!(usage(""), None);
     }
 
     #[test]
