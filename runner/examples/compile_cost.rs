@@ -22,9 +22,11 @@ const DEFAULT_SHAPES: &str = "10x10,2000x200,1x30000,1x300000,20000x200";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let program = std::env::var("RUNNER_BIN").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/runner")
-    });
+    let program = std::env::var("RUNNER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/release/runner")
+        });
     let limits = Limits {
         memory_mib: env_or("RUNNER_COMPILE_MEMORY_MIB", 2048),
         cpu_seconds: env_or("RUNNER_COMPILE_CPU_SECONDS", 60),

@@ -53,7 +53,9 @@ impl Admission {
             *count += 1;
         }
         in_flight.total += 1;
-        metrics::gauge!("svc.app.calls.in_flight").set(in_flight.total as f64);
+        // An up-down counter (SPEC Operations): +1 here, -1 when the call ends. Prometheus text
+        // shows it as a gauge, as OpenTelemetry's exporter does with non-monotonic sums.
+        metrics::gauge!("svc.app.calls.in_flight").increment(1.0);
         Ok(Admitted {
             admission: self.clone(),
             tenant,
@@ -81,7 +83,7 @@ impl Drop for Admitted {
                 in_flight.by_tenant.remove(&tenant);
             }
         }
-        metrics::gauge!("svc.app.calls.in_flight").set(in_flight.total as f64);
+        metrics::gauge!("svc.app.calls.in_flight").decrement(1.0);
     }
 }
 

@@ -420,6 +420,11 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
         .post("/v1/invoke", &slow(uuid::Uuid::new_v4().to_string()))
         .await;
     assert_eq!(status, 429, "ninth call: {body}");
+    assert_eq!(
+        in_flight(&runner).await,
+        8.0,
+        "refused calls are not in flight"
+    );
     for call in held {
         assert_eq!(
             call.await.expect("joined"),
@@ -429,6 +434,23 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
     }
     let (status, _) = runner.post("/v1/invoke", &slow(tenant_a)).await;
     assert_eq!(status, 504, "places are released");
+    assert_eq!(in_flight(&runner).await, 0.0);
+}
+
+/// `svc.app.calls.in_flight` as the runner's `/metrics` shows it.
+async fn in_flight(runner: &Runner) -> f64 {
+    let text = reqwest::get(runner.url("/metrics"))
+        .await
+        .expect("metrics answer")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|line| line.strip_prefix("svc_app_calls_in_flight "))
+        .unwrap_or_else(|| panic!("no svc_app_calls_in_flight:\n{text}"))
+        .trim()
+        .parse()
+        .expect("a number")
 }
 
 async fn post(url: &str, body: &Value) -> u16 {
