@@ -439,12 +439,7 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
 
 /// `svc.app.calls.in_flight` as the runner's `/metrics` shows it.
 async fn in_flight(runner: &Runner) -> f64 {
-    let text = reqwest::get(runner.url("/metrics"))
-        .await
-        .expect("metrics answer")
-        .text()
-        .await
-        .expect("text");
+    let text = runner.metrics().await;
     text.lines()
         .find_map(|line| line.strip_prefix("svc_app_calls_in_flight "))
         .unwrap_or_else(|| panic!("no svc_app_calls_in_flight:\n{text}"))

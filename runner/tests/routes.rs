@@ -342,12 +342,7 @@ async fn metrics_record_the_duration_of_calls() {
     let module = upstream.add_module(&Fixture::answering(ANSWER).bytes());
     let (status, body) = runner.post("/v1/invoke", &invoke_request(&module)).await;
     assert_eq!(status, 200, "{body}");
-    let text = reqwest::get(runner.url("/metrics"))
-        .await
-        .expect("metrics answer")
-        .text()
-        .await
-        .expect("text");
+    let text = runner.metrics().await;
     let line = text
         .lines()
         .find(|l| l.starts_with("svc_app_call_duration") && l.contains("app=\"fixture\""))

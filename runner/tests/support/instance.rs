@@ -131,6 +131,16 @@ impl Runner {
         )
     }
 
+    /// The runner's `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(self.url("/metrics"))
+            .await
+            .expect("metrics answer")
+            .text()
+            .await
+            .expect("text")
+    }
+
     /// POSTs module bytes to `/v1/inspect`.
     pub async fn inspect(&self, bytes: &[u8]) -> (u16, serde_json::Value) {
         let response = reqwest::Client::new()
