@@ -23,6 +23,9 @@ const ERRNO_INVAL: i32 = 28;
 const ERRNO_NOSYS: i32 = 52;
 const ERRNO_SPIPE: i32 = 70;
 
+/// How much of one `fd_write` becomes log lines (a call keeps 200 lines of 2,000 characters).
+const WRITE_KEEP_BYTES: usize = 64 * 1024;
+
 /// `proc_exit` was called: the call ends with this status.
 #[derive(Debug, thiserror::Error)]
 #[error("module exited with status {0}")]
@@ -85,11 +88,7 @@ pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
         "proc_exit",
         |_: C<'_>, code: i32| -> wasmtime::Result<()> { Err(wasmtime::Error::new(ProcExit(code))) },
     )?;
-    linker.func_wrap(MODULE, "random_get", |mut c: C<'_>, buf: i32, len: i32| {
-        let mut bytes = vec![0u8; len.max(0) as usize];
-        rand::rng().fill_bytes(&mut bytes);
-        write_bytes(&mut c, buf, &bytes)
-    })?;
+    linker.func_wrap(MODULE, "random_get", random_get)?;
     linker.func_wrap(MODULE, "sched_yield", |_: C<'_>| ERRNO_SUCCESS)?;
     Ok(())
 }
@@ -133,6 +132,9 @@ fn clock_time_get(mut c: C<'_>, id: i32, _precision: i64, out: i32) -> i32 {
 }
 
 /// Standard output and error become log lines (info and warn); any other descriptor is bad.
+/// Only the first [`WRITE_KEEP_BYTES`] of one write are kept; the rest is accepted and dropped,
+/// so that iovecs pointing many times at the same region cannot make the host allocate more
+/// than that.
 fn fd_write(mut c: C<'_>, fd: i32, iovs: i32, iovs_len: i32, written: i32) -> i32 {
     let level = match fd {
         1 => Level::Info,
@@ -144,17 +146,17 @@ fn fd_write(mut c: C<'_>, fd: i32, iovs: i32, iovs_len: i32, written: i32) -> i3
     };
     let data = memory.data(&c);
     let mut text = Vec::new();
+    let mut total = 0u64;
+    let base = iovs as u32 as usize;
     for i in 0..iovs_len.max(0) as usize {
-        let at = iovs as usize + i * 8;
-        let (Some(ptr), Some(len)) = (read_u32(data, at), read_u32(data, at + 4)) else {
+        // An iovec array past the end of memory faults, so this loop is bounded by the memory.
+        let Some(bytes) = iovec(data, base, i) else {
             return ERRNO_FAULT;
         };
-        let Some(bytes) = data.get(ptr as usize..ptr as usize + len as usize) else {
-            return ERRNO_FAULT;
-        };
-        text.extend_from_slice(bytes);
+        total += bytes.len() as u64;
+        let room = WRITE_KEEP_BYTES - text.len();
+        text.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
-    let total = text.len() as u32;
     let state = c.data_mut();
     for line in String::from_utf8_lossy(&text)
         .lines()
@@ -164,7 +166,36 @@ fn fd_write(mut c: C<'_>, fd: i32, iovs: i32, iovs_len: i32, written: i32) -> i3
             .logs
             .write(&state.context.labels, &state.context.secrets, level, line);
     }
+    let total = u32::try_from(total).unwrap_or(u32::MAX);
     write_bytes(&mut c, written, &total.to_le_bytes())
+}
+
+/// The bytes of the `index`th iovec of the array at `base`, if the array and the bytes are
+/// inside memory.
+fn iovec(data: &[u8], base: usize, index: usize) -> Option<&[u8]> {
+    let at = base.checked_add(index.checked_mul(8)?)?;
+    let ptr = read_u32(data, at)? as usize;
+    let len = read_u32(data, at.checked_add(4)?)? as usize;
+    data.get(ptr..ptr.checked_add(len)?)
+}
+
+/// Fills the module's buffer in place: nothing is allocated, and a buffer outside memory faults
+/// before any work is done.
+fn random_get(mut c: C<'_>, buf: i32, len: i32) -> i32 {
+    let Some(memory) = memory(&mut c) else {
+        return ERRNO_FAULT;
+    };
+    let start = buf as u32 as usize;
+    let Some(end) = start.checked_add(len as u32 as usize) else {
+        return ERRNO_FAULT;
+    };
+    match memory.data_mut(&mut c).get_mut(start..end) {
+        Some(target) => {
+            rand::rng().fill_bytes(target);
+            ERRNO_SUCCESS
+        }
+        None => ERRNO_FAULT,
+    }
 }
 
 fn fd_fdstat_get(mut c: C<'_>, fd: i32, out: i32) -> i32 {

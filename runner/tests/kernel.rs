@@ -534,6 +534,50 @@ async fn standard_output_becomes_log_lines() {
     assert_eq!(body["usage"]["logLines"], 1);
 }
 
+#[tokio::test]
+async fn an_fd_write_of_a_million_iovecs_over_one_region_is_accepted_without_copying_it_all() {
+    // 1,000,000 iovecs at 1 MiB.. (above the fixtures' scratch space), each naming the same
+    // 64 KiB at 0: 64 GiB if the host copied them. The module grows its memory to hold the
+    // array, fills it, and writes once.
+    let mut s = Script::new();
+    let body = [
+        "(local $i i32)".to_owned(),
+        "(drop (memory.grow (i32.const 150)))".to_owned(),
+        "(block $done (loop $fill \
+           (br_if $done (i32.ge_u (local.get $i) (i32.const 1000000))) \
+           (i32.store (i32.add (i32.const 1048576) (i32.mul (local.get $i) (i32.const 8))) (i32.const 0)) \
+           (i32.store (i32.add (i32.const 1048580) (i32.mul (local.get $i) (i32.const 8))) (i32.const 65536)) \
+           (local.set $i (i32.add (local.get $i) (i32.const 1))) \
+           (br $fill)))"
+            .to_owned(),
+        s.put(OK_OPEN),
+        s.put(r#""errno":"#),
+        put_number(
+            "(i64.extend_i32_u (call $fd_write (i32.const 1) (i32.const 1048576) \
+             (i32.const 1000000) (i32.const 12016)))",
+        ),
+        s.put(r#","written":"#),
+        put_number("(i64.load32_u (i32.const 12016))"),
+        s.put(r#","past":"#),
+        // An iovec array that runs off the end of memory faults.
+        put_number(
+            "(i64.extend_i32_u (call $fd_write (i32.const 1) (i32.const -16) \
+             (i32.const 4) (i32.const 12016)))",
+        ),
+        s.put(OK_CLOSE),
+    ]
+    .concat();
+    let imports = format!("{KERNEL}{FD_WRITE}");
+    let (upstream, runner) = setup().await;
+    let (status, body) = call(&runner, &upstream, &s.invoke(&imports, &body)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["answer"]["output"],
+        json!({"errno": 0, "written": u32::MAX, "past": 21}),
+        "{body}"
+    );
+}
+
 const PROC_EXIT: &str =
     r#"(import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))"#;
 
@@ -626,4 +670,25 @@ async fn random_get_fills_the_buffer() {
         assert!(out["nonzero"].as_u64().is_some_and(|n| n >= 16), "{out}");
     }
     assert_ne!(first["word"], second["word"], "each call gets fresh bytes");
+}
+
+#[tokio::test]
+async fn random_get_outside_memory_faults_without_filling_anything() {
+    let mut s = Script::new();
+    let body = [
+        s.put(OK_OPEN),
+        s.put(r#""huge":"#),
+        put_number("(i64.extend_i32_u (call $random_get (i32.const 0) (i32.const 2147483647)))"),
+        s.put(r#","wrapping":"#),
+        put_number("(i64.extend_i32_u (call $random_get (i32.const -8) (i32.const 16)))"),
+        s.put(OK_CLOSE),
+    ]
+    .concat();
+    let imports = format!(
+        r#"{KERNEL}
+  (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))"#
+    );
+    let (upstream, runner) = setup().await;
+    let out = output(&runner, &upstream, &s.invoke(&imports, &body)).await;
+    assert_eq!(out, json!({"huge": 21, "wrapping": 21}));
 }
