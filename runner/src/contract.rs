@@ -25,10 +25,11 @@ pub enum Definition {
     HandoffModuleAnswer,
     CallAnswer,
     InspectAnswer,
+    FailureAnswer,
 }
 
 impl Definition {
-    const ALL: [Definition; 8] = [
+    const ALL: [Definition; 9] = [
         Definition::InvokeRequest,
         Definition::InvokeModuleAnswer,
         Definition::WebhookRequest,
@@ -37,6 +38,7 @@ impl Definition {
         Definition::HandoffModuleAnswer,
         Definition::CallAnswer,
         Definition::InspectAnswer,
+        Definition::FailureAnswer,
     ];
 
     fn name(self) -> &'static str {
@@ -49,6 +51,7 @@ impl Definition {
             Definition::HandoffModuleAnswer => "handoffModuleAnswer",
             Definition::CallAnswer => "callAnswer",
             Definition::InspectAnswer => "inspectAnswer",
+            Definition::FailureAnswer => "failureAnswer",
         }
     }
 }

@@ -38,6 +38,9 @@ pub struct Compiled {
     pub pre: InstancePre<CallState>,
     pub exports: HashSet<String>,
     pub has_initialize: bool,
+    /// The maximum of the module's exported memory, in bytes: for a stored module, the
+    /// manifest's `memoryMiB` written at inspection.
+    pub memory_maximum: Option<usize>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -45,6 +48,7 @@ impl std::fmt::Debug for Compiled {
         f.debug_struct("Compiled")
             .field("exports", &self.exports)
             .field("has_initialize", &self.has_initialize)
+            .field("memory_maximum", &self.memory_maximum)
             .finish_non_exhaustive()
     }
 }
@@ -100,6 +104,10 @@ impl Engine {
             .map(|e| e.name().to_owned())
             .collect::<HashSet<_>>();
         let has_initialize = exports.contains("_initialize");
+        let memory_maximum = module
+            .exports()
+            .find_map(|e| e.ty().memory().and_then(|m| m.maximum()))
+            .and_then(|pages| usize::try_from(pages.saturating_mul(65536)).ok());
         let pre = linker
             .instantiate_pre(&module)
             .map_err(|e| Error::refused(crate::Refusal::ForbiddenImport, e.to_string()))?;
@@ -107,6 +115,7 @@ impl Engine {
             pre,
             exports,
             has_initialize,
+            memory_maximum,
         })
     }
 }

@@ -80,6 +80,14 @@ pub enum Error {
     ModuleUnavailable(String),
     #[error("internal: {0}")]
     Internal(String),
+    /// A call that ran and then failed: its failure, and what it used before failing (every
+    /// call answer carries `usage`, SPEC §2.4).
+    #[error("{error}")]
+    CallFailed {
+        error: Box<Error>,
+        usage: crate::call::Usage,
+        duration_ms: f64,
+    },
 }
 
 impl Error {
@@ -91,8 +99,17 @@ impl Error {
         }
     }
 
+    /// The failure itself, whatever the call used.
+    pub fn cause(&self) -> &Error {
+        match self {
+            Error::CallFailed { error, .. } => error.cause(),
+            other => other,
+        }
+    }
+
     pub fn status(&self) -> StatusCode {
         match self {
+            Error::CallFailed { error, .. } => error.status(),
             Error::Unauthorized => StatusCode::UNAUTHORIZED,
             Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::NotFound | Error::ModuleNotFound(_) => StatusCode::NOT_FOUND,
@@ -112,6 +129,7 @@ impl Error {
     /// The code of SPEC §7's runner table (plus the generic HTTP ones).
     pub fn code(&self) -> &'static str {
         match self {
+            Error::CallFailed { error, .. } => error.code(),
             Error::Unauthorized => "unauthorized",
             Error::BadRequest(_) => "bad_request",
             Error::NotFound => "not_found",
@@ -133,6 +151,7 @@ impl Error {
     /// cause goes to the log line.
     pub fn message(&self) -> String {
         match self {
+            Error::CallFailed { error, .. } => error.message(),
             Error::Internal(_) => "Internal error.".to_owned(),
             Error::BadRequest(_) => "The request does not match the contract.".to_owned(),
             other => {
@@ -148,6 +167,7 @@ impl Error {
 
     fn details(&self) -> Option<Value> {
         match self {
+            Error::CallFailed { error, .. } => error.details(),
             Error::BadRequest(issues) => Some(json!({ "issues": issues })),
             Error::InvalidModule {
                 refusal, issues, ..
@@ -174,7 +194,12 @@ impl Error {
         if let Some(details) = self.details() {
             error["details"] = details;
         }
-        json!({ "error": error })
+        match self {
+            Error::CallFailed {
+                usage, duration_ms, ..
+            } => json!({ "error": error, "usage": usage, "durationMs": duration_ms }),
+            _ => json!({ "error": error }),
+        }
     }
 }
 
@@ -204,6 +229,26 @@ mod tests {
                 "module_unavailable",
             ),
             (Error::Internal("bug".into()), 500, "internal"),
+            (Error::NotFound, 404, "not_found"),
+            (
+                Error::MethodNotAllowed { allow: "POST" },
+                405,
+                "method_not_allowed",
+            ),
+            (
+                Error::PayloadTooLarge { limit: 8 },
+                413,
+                "payload_too_large",
+            ),
+            (
+                Error::CallFailed {
+                    error: Box::new(Error::Trapped("unreachable".into())),
+                    usage: crate::call::Usage::default(),
+                    duration_ms: 1.5,
+                },
+                502,
+                "trapped",
+            ),
         ];
         for (error, status, code) in table {
             assert_eq!(error.status().as_u16(), status, "{code}");
@@ -211,7 +256,35 @@ mod tests {
             let envelope = error.envelope("req-1");
             assert_eq!(envelope["error"]["code"], code);
             assert_eq!(envelope["error"]["requestId"], "req-1");
+            assert_eq!(
+                crate::contract::check(crate::contract::Definition::FailureAnswer, &envelope),
+                Ok(()),
+                "{envelope}"
+            );
         }
+    }
+
+    #[test]
+    fn a_call_that_ran_and_failed_answers_its_cause_and_what_it_used() {
+        let failed = Error::CallFailed {
+            error: Box::new(Error::Timeout { deadline_ms: 300 }),
+            usage: crate::call::Usage {
+                http_requests: 3,
+                document_reads: 1,
+                log_lines: 2,
+            },
+            duration_ms: 301.5,
+        };
+        assert_eq!(failed.status().as_u16(), 504);
+        assert!(matches!(failed.cause(), Error::Timeout { .. }));
+        let envelope = failed.envelope("r");
+        assert_eq!(envelope["error"]["code"], "timeout");
+        assert_eq!(envelope["error"]["details"]["deadlineMs"], 300);
+        assert_eq!(
+            envelope["usage"],
+            json!({"httpRequests": 3, "documentReads": 1, "logLines": 2})
+        );
+        assert_eq!(envelope["durationMs"], 301.5);
     }
 
     #[test]

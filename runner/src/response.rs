@@ -25,7 +25,7 @@ pub fn error_response(error: &Error, request_id: &str) -> Response<Body> {
         error.status(),
         serde_json::to_vec(&error.envelope(request_id)).unwrap_or_default(),
     );
-    match error {
+    match error.cause() {
         Error::Unauthorized => {
             response.headers_mut().insert(
                 http::header::WWW_AUTHENTICATE,

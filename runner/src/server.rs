@@ -47,7 +47,7 @@ pub async fn handle(
     let mut response = match result {
         Ok(response) => response,
         Err(error) => {
-            if matches!(error, Error::Internal(_)) {
+            if matches!(error.cause(), Error::Internal(_)) {
                 tracing::error!(parent: &span, %error, "request failed");
             }
             error_response(&error, &request_id)

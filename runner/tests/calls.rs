@@ -136,6 +136,10 @@ async fn an_infinite_loop_stops_at_its_deadline_as_timeout() {
     let elapsed = started.elapsed();
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["error"]["code"], "timeout");
+    assert_eq!(
+        body["usage"]["logLines"], 0,
+        "a call that ran reports its usage"
+    );
     // Behaviour, not a benchmark: the call ended (it did not run on), and not before its
     // deadline. The overshoot is measured in BENCHMARKS.md.
     assert!(
@@ -163,6 +167,35 @@ async fn memory_grow_past_the_cap_answers_minus_one() {
     };
     let (upstream, runner) = setup().await;
     let (status, body) = invoke(&runner, &upstream, &fixture).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"]["output"]["g"], 1);
+}
+
+#[tokio::test]
+async fn without_memory_mib_the_modules_own_maximum_is_the_cap() {
+    // The module's memory says at most 2048 pages (128 MiB), as inspection writes it for
+    // `memoryMiB: 128`; a request without `memoryMiB` may grow to 1600 pages (100 MiB) but not
+    // past the module's maximum.
+    let fixture = Fixture {
+        memory: Some("2 2048".into()),
+        invoke: r#"
+            (if (result i32) (i32.and
+                    (i32.ne (memory.grow (i32.const 1598)) (i32.const -1))
+                    (i32.eq (memory.grow (i32.const 449)) (i32.const -1)))
+              (then (call $answer (i32.const 9216) (i32.const 32)) (i32.const 0))
+              (else (i32.const 7)))"#
+            .into(),
+        items: format!(
+            "(data (i32.const 9216) \"{}\")",
+            wat_string(r#"{"status":"ok","output":{"g":1}}"#)
+        ),
+        ..Fixture::default()
+    };
+    let (upstream, runner) = setup().await;
+    let module = upstream.add_module(&fixture.bytes());
+    let mut request = invoke_request(&module, 5000);
+    request.as_object_mut().expect("object").remove("memoryMiB");
+    let (status, body) = runner.post("/v1/invoke", &request).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["answer"]["output"]["g"], 1);
 }
@@ -201,6 +234,37 @@ async fn a_module_error_or_nonzero_return_is_trapped_with_secrets_removed() {
     let (status, body) = invoke(&runner, &upstream, &Fixture::invoke("(i32.const 3)")).await;
     assert_eq!(status, 502);
     assert_eq!(body["error"]["code"], "trapped");
+}
+
+#[tokio::test]
+async fn a_call_that_fails_still_answers_what_it_used() {
+    // Two log lines, then a trap: the 502 carries the usage of the call that ran.
+    let fixture = Fixture {
+        imports: r#"(import "extism:host/env" "log_info" (func $log_info (param i64)))"#.into(),
+        invoke: "(call $log_info (call $to_kernel (i32.const 9216) (i32.const 5))) \
+                 (call $log_info (call $to_kernel (i32.const 9216) (i32.const 5))) \
+                 unreachable"
+            .into(),
+        items: r#"(data (i32.const 9216) "hello")"#.into(),
+        ..Fixture::default()
+    };
+    let (upstream, runner) = setup().await;
+    let (status, body) = invoke(&runner, &upstream, &fixture).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["error"]["code"], "trapped");
+    assert_eq!(
+        body["usage"],
+        json!({"httpRequests": 0, "documentReads": 0, "logLines": 2})
+    );
+    assert!(
+        body["durationMs"].as_f64().is_some_and(|ms| ms >= 0.0),
+        "{body}"
+    );
+    // A call refused before it ran (an unknown module) has nothing to report.
+    let request = invoke_request(&"0".repeat(64), 1000);
+    let (status, body) = runner.post("/v1/invoke", &request).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.get("usage").is_none(), "{body}");
 }
 
 #[tokio::test]

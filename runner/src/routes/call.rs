@@ -17,14 +17,16 @@ use crate::call::run::{CallOutcome, run};
 use crate::call::{CallContext, CallLabels, Export, Outbound};
 use crate::contract::{self, Definition};
 use crate::documents::DocumentAccess;
+use crate::engine::MAX_MEMORY_BYTES;
 use crate::outbound::ApprovedHosts;
 use crate::response::{self, Body};
 use crate::secrets::Secrets;
 use crate::state::State;
 use crate::{Error, Issue};
 
-/// Memory of a module whose caller did not say (SPEC §2.8 default).
-pub const DEFAULT_MEMORY_MIB: u32 = 64;
+/// Memory of a module whose caller did not say and which declares no maximum of its own
+/// (SPEC §2.8 default).
+pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 
 /// The fields every call request carries (schema `contract.json`).
 #[derive(Debug, Deserialize)]
@@ -157,7 +159,14 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
         runtime: tokio::runtime::Handle::current(),
     };
     let input = plan.input;
-    let memory = plan.install.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB) as usize * 1024 * 1024;
+    // The caller's `memoryMiB`, else the cap inspection wrote into the module.
+    let memory = plan
+        .install
+        .memory_mib
+        .map(|mib| mib as usize * 1024 * 1024)
+        .or(compiled.memory_maximum)
+        .unwrap_or(DEFAULT_MEMORY_BYTES)
+        .min(MAX_MEMORY_BYTES);
     let engine = state.modules.engine().clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let _admitted = admitted;
@@ -167,13 +176,18 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     .map_err(|e| Error::Internal(format!("call thread: {e}")))?;
     let result = answer(plan.answer, &outcome);
     record(&labels, plan.export, &outcome, &result);
-    let answer = result?;
+    let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
+    let answer = result.map_err(|error| Error::CallFailed {
+        error: Box::new(error),
+        usage: outcome.usage,
+        duration_ms,
+    })?;
     Ok(response::json(
         StatusCode::OK,
         &json!({
             "answer": answer,
             "usage": outcome.usage,
-            "durationMs": outcome.duration.as_secs_f64() * 1000.0,
+            "durationMs": duration_ms,
         }),
     ))
 }
@@ -205,7 +219,12 @@ fn record(
             Some("pending") => "pending",
             _ => "error",
         },
-        Err(error) => error.code(),
+        // The spec's outcomes: a failure outside them (a missing export, an internal error)
+        // counts as `error`.
+        Err(error) => match error.code() {
+            code @ ("timeout" | "trapped" | "bad_output") => code,
+            _ => "error",
+        },
     };
     metrics::histogram!(
         "svc.app.call.duration",
