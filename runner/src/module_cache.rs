@@ -60,6 +60,11 @@ impl ModuleCache {
             .map_err(|error: Arc<Error>| (*error).clone())
     }
 
+    /// The linked module if it is in memory now; never fetches or compiles.
+    pub async fn ready(&self, sha256: &str) -> Option<Arc<Compiled>> {
+        self.memory.get(sha256).await
+    }
+
     /// Compiles bytes that are already in hand (inspection), without caching them.
     pub async fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
         let compilation = self.compiler.compile(bytes).await?;

@@ -149,6 +149,37 @@ async fn an_infinite_loop_stops_at_its_deadline_as_timeout() {
 }
 
 #[tokio::test]
+async fn the_deadline_covers_loading_the_module_which_goes_on_for_the_next_attempt() {
+    // One function of 30,000 additions: about a second of compilation, more than the call's
+    // 150 ms, so the first attempt times out while the module is still compiling.
+    let additions = "(local.set 0 (i32.add (local.get 0) (i32.const 7)))\n".repeat(30_000);
+    let answering = Fixture::answering(r#"{"status":"ok","output":{"ready":true}}"#);
+    let fixture = Fixture {
+        items: format!(
+            "{} (func $costly (param i32) (result i32) {additions} (local.get 0))",
+            answering.items
+        ),
+        ..answering
+    };
+    let (upstream, runner) = setup().await;
+    let module = upstream.add_module(&fixture.bytes());
+    let (status, body) = runner
+        .post("/v1/invoke", &invoke_request(&module, 150))
+        .await;
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["error"]["code"], "timeout");
+    assert_eq!(body["error"]["details"]["deadlineMs"], 150);
+    // The next attempt joins the load that went on (or finds it done): the module was fetched
+    // once.
+    let (status, body) = runner
+        .post("/v1/invoke", &invoke_request(&module, 30_000))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"]["output"]["ready"], true);
+    assert_eq!(upstream.module_fetches(), 1);
+}
+
+#[tokio::test]
 async fn memory_grow_past_the_cap_answers_minus_one() {
     // memoryMiB 16 = 256 pages; growing by 1000 pages must fail softly, by 10 must work.
     let fixture = Fixture {

@@ -17,7 +17,7 @@ use crate::call::run::{CallOutcome, run};
 use crate::call::{CallContext, CallLabels, Export, Outbound};
 use crate::contract::{self, Definition};
 use crate::documents::DocumentAccess;
-use crate::engine::MAX_MEMORY_BYTES;
+use crate::engine::{Compiled, MAX_MEMORY_BYTES};
 use crate::outbound::ApprovedHosts;
 use crate::response::{self, Body};
 use crate::secrets::Secrets;
@@ -76,6 +76,9 @@ struct Plan {
     /// The JSON document the export receives, serialised.
     input: Vec<u8>,
     timeout: Duration,
+    /// When the request arrived plus `timeout`: the attempt's whole time, module fetch and
+    /// compilation included (SPEC §2.9 `timeoutMs`).
+    deadline: Instant,
     answer: Definition,
     call_token: Option<String>,
 }
@@ -87,6 +90,7 @@ pub async fn handle(
     request: Request<Incoming>,
     route: &Route,
 ) -> Result<Response<Body>, Error> {
+    let arrived = Instant::now();
     let body = body::json(request).await?;
     contract::check(route.request, &body).map_err(Error::BadRequest)?;
     // Read from the borrowed document: cloning it would copy the whole input once more.
@@ -103,6 +107,7 @@ pub async fn handle(
         install,
         input,
         timeout,
+        deadline: arrived + timeout,
         answer: route.answer,
         call_token: body["callToken"].as_str().map(str::to_owned),
     };
@@ -129,7 +134,7 @@ fn export_document(body: &Value, fields: &[&str]) -> Result<Vec<u8>, Error> {
 
 async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     let admitted = state.admission.admit(Some(plan.install.call.tenant_id))?;
-    let compiled = state.modules.get(&plan.install.module).await?;
+    let compiled = module_by(state, &plan.install.module, plan.deadline, plan.timeout).await?;
     let labels = CallLabels {
         tenant_id: Some(plan.install.call.tenant_id),
         app_name: plan.install.app.name.clone(),
@@ -153,9 +158,7 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
             hosts: Arc::new(ApprovedHosts::new(&plan.install.hosts)),
         }),
         documents,
-        // The deadline starts once the module is ready: a cold module's fetch and compile do
-        // not eat into the action's time.
-        deadline: Instant::now() + plan.timeout,
+        deadline: plan.deadline,
         runtime: tokio::runtime::Handle::current(),
     };
     let input = plan.input;
@@ -190,6 +193,29 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
             "durationMs": duration_ms,
         }),
     ))
+}
+
+/// The call's module, waited for until the call's deadline. A module still being fetched or
+/// compiled then goes on loading in the background, so that the next attempt finds it ready
+/// instead of starting over.
+async fn module_by(
+    state: &State,
+    sha256: &str,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<Arc<Compiled>, Error> {
+    if let Some(ready) = state.modules.ready(sha256).await {
+        return Ok(ready);
+    }
+    let loader = state.clone();
+    let sha256 = sha256.to_owned();
+    let loading = tokio::spawn(async move { loader.modules.get(&sha256).await });
+    match tokio::time::timeout_at(deadline.into(), loading).await {
+        Ok(joined) => joined.map_err(|e| Error::Internal(format!("module load: {e}")))?,
+        Err(_) => Err(Error::Timeout {
+            deadline_ms: timeout.as_millis() as u64,
+        }),
+    }
 }
 
 /// The module's answer: one JSON document allowed by its export's envelope.
