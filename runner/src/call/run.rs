@@ -54,7 +54,7 @@ pub fn run(
         Failure::Error(error) => error,
         Failure::Wasm(error) => classify(&error, deadline, started, store.data()),
     });
-    let answer = answer.map(|bytes| store.data().context.secrets.scrub(&bytes));
+    let answer = answer.map(|bytes| store.data().context.secrets.scrub_answer(&bytes));
     CallOutcome {
         answer,
         usage: store.data().usage(),
