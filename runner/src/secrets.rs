@@ -145,7 +145,7 @@ mod tests {
         assert!(!scrubbed.contains("canary"));
         assert!(!scrubbed.contains(r#"a\"b"#));
         assert_eq!(scrubbed.matches(REDACTED).count(), 3);
-        let parsed: serde_json::Value = serde_json::from_str(&scrubbed).expect("still JSON");
+        let parsed: Value = serde_json::from_str(&scrubbed).expect("still JSON");
         assert_eq!(parsed["k"], REDACTED);
     }
 
@@ -156,7 +156,7 @@ mod tests {
         let answer =
             br#"{"status":"ok","output":{"k":"\u0073k-canary\/123 tail","\u0073k-canary/123":1}}"#;
         let scrubbed = s.scrub_answer(answer);
-        let parsed: serde_json::Value = serde_json::from_slice(&scrubbed).expect("JSON");
+        let parsed: Value = serde_json::from_slice(&scrubbed).expect("JSON");
         assert_eq!(parsed["output"]["k"], "[redacted] tail");
         assert_eq!(parsed["output"][REDACTED], 1);
         assert!(!parsed.to_string().contains("canary"));
