@@ -353,6 +353,21 @@ async fn an_answer_echoing_a_secret_is_redacted_before_it_is_read() {
     assert!(!body.to_string().contains(SECRET));
 }
 
+#[tokio::test]
+async fn an_answer_spelling_a_secret_with_json_escapes_is_redacted_too() {
+    // The module knows the value and writes it with `\u` escapes: its bytes never show it.
+    let escaped: String = SECRET
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    let answer = format!(r#"{{"status":"ok","output":{{"echo":"{escaped}"}}}}"#);
+    let (upstream, runner) = setup().await;
+    let (status, body) = invoke(&runner, &upstream, &Fixture::answering(&answer)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answer"]["output"]["echo"], "[redacted]");
+    assert!(!body.to_string().contains(SECRET));
+}
+
 /// A module that calls `log` (platform) `n` times with a line mentioning the secret.
 fn logging(n: u32) -> Fixture {
     let line = format!("checked with {SECRET}");
