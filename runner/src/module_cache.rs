@@ -188,13 +188,30 @@ impl DiskCache {
     }
 }
 
+/// The cache's directory: created mode 0700, and refused unless it is a real directory (not a
+/// link) owned by this user that nobody else can write: the runner runs what it finds there.
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    let mode = std::fs::metadata(dir)?.permissions().mode();
+    let metadata = std::fs::symlink_metadata(dir)?;
+    if !metadata.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a directory",
+            dir.display()
+        )));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if metadata.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "{} belongs to uid {}, not to this process's uid {me}",
+            dir.display(),
+            metadata.uid()
+        )));
+    }
+    let mode = metadata.permissions().mode();
     if mode & 0o022 != 0 {
         return Err(std::io::Error::other(format!(
             "{} is writable by others (mode {mode:o})",
@@ -202,4 +219,60 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn a_new_directory_is_private() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let dir = root.path().join("a/b");
+        create_private_dir(&dir).expect("created");
+        let mode = std::fs::metadata(&dir)
+            .expect("exists")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        create_private_dir(&dir).expect("an existing private directory is fine");
+    }
+
+    #[test]
+    fn a_directory_others_can_write_is_refused() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let dir = root.path().join("open");
+        std::fs::create_dir(&dir).expect("created");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let error = create_private_dir(&dir).expect_err("refused");
+        assert!(error.to_string().contains("writable by others"), "{error}");
+    }
+
+    #[test]
+    fn a_link_to_a_directory_is_refused() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let target = root.path().join("target");
+        create_private_dir(&target).expect("created");
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let error = create_private_dir(&link).expect_err("refused");
+        assert!(error.to_string().contains("not a directory"), "{error}");
+    }
+
+    #[test]
+    fn a_directory_of_another_user_is_refused() {
+        if rustix::process::geteuid().as_raw() != 0 {
+            // Only root can hand a directory to another user; elsewhere the check is the same
+            // comparison as below and the other tests cover the rest.
+            return;
+        }
+        let root = tempfile::tempdir().expect("tempdir");
+        let dir = root.path().join("theirs");
+        create_private_dir(&dir).expect("created");
+        std::os::unix::fs::chown(&dir, Some(1), Some(1)).expect("chown");
+        let error = create_private_dir(&dir).expect_err("refused");
+        assert!(error.to_string().contains("belongs to uid 1"), "{error}");
+    }
 }

@@ -74,6 +74,8 @@ fn route_name(path: &str) -> &'static str {
 }
 
 async fn dispatch(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+    // The bearer first: without it, nothing under /v1 says which routes exist.
+    authorise(state, &request)?;
     let route = route_name(request.uri().path());
     if route == "unknown" {
         return Err(Error::NotFound);
@@ -81,7 +83,6 @@ async fn dispatch(state: &State, request: Request<Incoming>) -> Result<Response<
     if request.method() != Method::POST {
         return Err(Error::MethodNotAllowed { allow: "POST" });
     }
-    authorise(state, &request)?;
     match route {
         "/v1/inspect" => routes::inspect::handle(state, request).await,
         "/v1/invoke" => routes::invoke::handle(state, request).await,

@@ -167,7 +167,12 @@ async fn wrong_methods_and_unknown_paths_are_refused() {
         )
         .await;
         answer.assert_error(404, "not_found");
+        // Without the bearer the runner does not say whether a route exists.
+        let anonymous = send(http.post(runner.url(path)).json(&json!({}))).await;
+        anonymous.assert_error(401, "unauthorized");
     }
+    let anonymous = send(http.get(runner.url("/v1/invoke"))).await;
+    anonymous.assert_error(401, "unauthorized");
 }
 
 #[tokio::test]

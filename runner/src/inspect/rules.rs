@@ -144,6 +144,67 @@ pub const KERNEL_FUNCTIONS: [(&str, Signature); 32] = [
     ("get_log_level", Signature::new(&[], &[I32])),
 ];
 
+/// `(i32, i32) -> errno`, the shape of most WASI preview 1 functions.
+const WASI_TWO: Signature = Signature::new(&[I32, I32], &[I32]);
+/// `(i32) -> errno`.
+const WASI_ONE: Signature = Signature::new(&[I32], &[I32]);
+
+/// WASI preview 1 (`wasi_snapshot_preview1` as the WASI SDK, TinyGo, AssemblyScript and Zig
+/// import it) without its `sock_*` and `path_*` functions, with each function's type. The runner
+/// implements a few and answers `ENOSYS` from the rest (`crate::wasi`).
+pub const WASI_FUNCTIONS: [(&str, Signature); 32] = [
+    ("args_get", WASI_TWO),
+    ("args_sizes_get", WASI_TWO),
+    ("environ_get", WASI_TWO),
+    ("environ_sizes_get", WASI_TWO),
+    ("clock_res_get", WASI_TWO),
+    ("clock_time_get", Signature::new(&[I32, I64, I32], &[I32])),
+    ("fd_advise", Signature::new(&[I32, I64, I64, I32], &[I32])),
+    ("fd_allocate", Signature::new(&[I32, I64, I64], &[I32])),
+    ("fd_close", WASI_ONE),
+    ("fd_datasync", WASI_ONE),
+    ("fd_fdstat_get", WASI_TWO),
+    ("fd_fdstat_set_flags", WASI_TWO),
+    (
+        "fd_fdstat_set_rights",
+        Signature::new(&[I32, I64, I64], &[I32]),
+    ),
+    ("fd_filestat_get", WASI_TWO),
+    ("fd_filestat_set_size", Signature::new(&[I32, I64], &[I32])),
+    (
+        "fd_filestat_set_times",
+        Signature::new(&[I32, I64, I64, I32], &[I32]),
+    ),
+    (
+        "fd_pread",
+        Signature::new(&[I32, I32, I32, I64, I32], &[I32]),
+    ),
+    ("fd_prestat_get", WASI_TWO),
+    (
+        "fd_prestat_dir_name",
+        Signature::new(&[I32, I32, I32], &[I32]),
+    ),
+    (
+        "fd_pwrite",
+        Signature::new(&[I32, I32, I32, I64, I32], &[I32]),
+    ),
+    ("fd_read", Signature::new(&[I32, I32, I32, I32], &[I32])),
+    (
+        "fd_readdir",
+        Signature::new(&[I32, I32, I32, I64, I32], &[I32]),
+    ),
+    ("fd_renumber", WASI_TWO),
+    ("fd_seek", Signature::new(&[I32, I64, I32, I32], &[I32])),
+    ("fd_sync", WASI_ONE),
+    ("fd_tell", WASI_TWO),
+    ("fd_write", Signature::new(&[I32, I32, I32, I32], &[I32])),
+    ("poll_oneoff", Signature::new(&[I32, I32, I32, I32], &[I32])),
+    ("proc_exit", Signature::new(&[I32], &[])),
+    ("proc_raise", WASI_ONE),
+    ("sched_yield", Signature::new(&[], &[I32])),
+    ("random_get", WASI_TWO),
+];
+
 /// What the rules learnt about a module that passed them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -329,10 +390,7 @@ fn check_import(
                     "sockets and paths are not provided",
                 ));
             }
-            return match ty {
-                Some(_) => Ok(()),
-                None => Err(forbidden(module, name, "only functions can be imported")),
-            };
+            lookup(&WASI_FUNCTIONS, name)
         }
         _ => return Err(forbidden(module, name, "the platform does not provide it")),
     };
@@ -518,6 +576,7 @@ mod tests {
         for (module, table) in [
             (USER_MODULE, USER_FUNCTIONS.as_slice()),
             (KERNEL_MODULE, KERNEL_FUNCTIONS.as_slice()),
+            (WASI_MODULE, WASI_FUNCTIONS.as_slice()),
         ] {
             for (name, signature) in table {
                 let params: Vec<String> =
@@ -589,6 +648,14 @@ mod tests {
             (
                 r#"(import "wasi_snapshot_preview1" "clock" (global i64))"#,
                 "wasi_snapshot_preview1.clock",
+            ),
+            (
+                r#"(import "wasi_snapshot_preview1" "fd_bogus" (func (param i32) (result i32)))"#,
+                "wasi_snapshot_preview1.fd_bogus",
+            ),
+            (
+                r#"(import "wasi_snapshot_preview1" "fd_write" (func (param i32) (result i32)))"#,
+                "wasi_snapshot_preview1.fd_write",
             ),
         ];
         for (import, name) in cases {

@@ -171,9 +171,12 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
         .unwrap_or(DEFAULT_MEMORY_BYTES)
         .min(MAX_MEMORY_BYTES);
     let engine = state.modules.engine().clone();
+    // The blocking thread does not inherit the request's span: enter it there, so that vendor
+    // request spans and log lines belong to this request's trace.
+    let span = tracing::Span::current();
     let outcome = tokio::task::spawn_blocking(move || {
         let _admitted = admitted;
-        run(&engine, &compiled, context, &input, memory)
+        span.in_scope(|| run(&engine, &compiled, context, &input, memory))
     })
     .await
     .map_err(|e| Error::Internal(format!("call thread: {e}")))?;

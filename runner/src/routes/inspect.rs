@@ -37,8 +37,9 @@ pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Respons
         tokio::runtime::Handle::current(),
     );
     let engine = state.modules.engine().clone();
+    let span = tracing::Span::current();
     let outcome = tokio::task::spawn_blocking(move || {
-        run(&engine, &compiled, context, b"{}", MAX_MEMORY_BYTES)
+        span.in_scope(|| run(&engine, &compiled, context, b"{}", MAX_MEMORY_BYTES))
     })
     .await
     .map_err(|e| Error::Internal(format!("inspect thread: {e}")))?;
