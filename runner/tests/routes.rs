@@ -451,3 +451,104 @@ async fn a_restarted_runner_reads_the_compiled_module_from_its_disk_cache() {
     let (status, _) = second.post("/v1/invoke", &invoke_request(&other)).await;
     assert_eq!(status, 404);
 }
+
+/// A fixture whose `export` (besides `invoke`) answers `answer`.
+fn exporting(export: &str, answer: &str) -> Fixture {
+    const AT: u32 = 20_000;
+    let base = Fixture::answering(ANSWER);
+    Fixture {
+        items: format!(
+            "{} (data (i32.const {AT}) \"{}\") \
+             (func (export \"{export}\") (result i32) \
+               (call $answer (i32.const {AT}) (i32.const {})) (i32.const 0))",
+            base.items,
+            support::wat::wat_string(answer),
+            answer.len()
+        ),
+        ..base
+    }
+}
+
+fn handoff_request(module: &str) -> Value {
+    let mut request = webhook_request(module);
+    let object = request.as_object_mut().expect("object");
+    object.remove("request");
+    object.insert("externalId".into(), json!("session-1"));
+    request
+}
+
+#[tokio::test]
+async fn hand_off_and_webhook_answers_are_held_to_their_envelopes() {
+    let (upstream, runner) = setup().await;
+    let handoffs = [
+        (r#"{"status":"ok","handoff":null}"#, 200),
+        (
+            r#"{"status":"ok","handoff":{"sdk":"acme","token":"t-1","expiresAt":"2026-11-23T15:00:00Z"}}"#,
+            200,
+        ),
+        (
+            r#"{"status":"error","message":"no session","retryable":false}"#,
+            200,
+        ),
+        (r#"{"status":"ok","handoff":{"sdk":"acme"}}"#, 502),
+        (
+            r#"{"status":"ok","handoff":{"sdk":"acme","token":"t","expiresAt":"soon"}}"#,
+            502,
+        ),
+        (r#"{"status":"pending","externalId":"x"}"#, 502),
+    ];
+    for (answer, status) in handoffs {
+        let module = upstream.add_module(&exporting("handoff", answer).bytes());
+        let (found, body) = runner.post("/v1/handoff", &handoff_request(&module)).await;
+        assert_eq!(found, status, "{answer}: {body}");
+        if status == 200 {
+            let expected: Value = serde_json::from_str(answer).expect("json");
+            assert_eq!(body["answer"], expected);
+        } else {
+            assert_eq!(body["error"]["code"], "bad_output", "{body}");
+        }
+    }
+    let webhooks = [
+        (r#"{"status":"ignored"}"#, 200),
+        (r#"{"status":"rejected","message":"bad signature"}"#, 200),
+        (
+            r#"{"status":"event","event":{"externalId":"x","eventId":"e-1","status":"completed","output":{"ok":true}}}"#,
+            200,
+        ),
+        (
+            r#"{"status":"event","event":{"externalId":"x","eventId":"e-1","status":"done"}}"#,
+            502,
+        ),
+        (r#"{"status":"ok","output":{}}"#, 502),
+    ];
+    for (answer, status) in webhooks {
+        let module = upstream.add_module(&exporting("handle_webhook", answer).bytes());
+        let (found, body) = runner
+            .post("/v1/webhooks/handle", &webhook_request(&module))
+            .await;
+        assert_eq!(found, status, "{answer}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn webhook_and_hand_off_calls_end_at_fifteen_seconds() {
+    let (upstream, runner) = setup().await;
+    let spinning = Fixture {
+        items: format!(
+            "{} (func (export \"handle_webhook\") (result i32) (loop $spin (br $spin)) (i32.const 0)) \
+             (func (export \"handoff\") (result i32) (loop $spin (br $spin)) (i32.const 0))",
+            Fixture::answering(ANSWER).items
+        ),
+        ..Fixture::answering(ANSWER)
+    };
+    let module = upstream.add_module(&spinning.bytes());
+    let (webhook_body, handoff_body) = (webhook_request(&module), handoff_request(&module));
+    let webhook = runner.post("/v1/webhooks/handle", &webhook_body);
+    let handoff = runner.post("/v1/handoff", &handoff_body);
+    let ((webhook_status, webhook), (handoff_status, handoff)) = tokio::join!(webhook, handoff);
+    for (status, body) in [(webhook_status, webhook), (handoff_status, handoff)] {
+        assert_eq!(status, 504, "{body}");
+        assert_eq!(body["error"]["code"], "timeout");
+        assert_eq!(body["error"]["details"]["deadlineMs"], 15_000, "{body}");
+    }
+}

@@ -180,7 +180,13 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     })
     .await
     .map_err(|e| Error::Internal(format!("call thread: {e}")))?;
-    let result = answer(plan.answer, &outcome);
+    let result = answer(plan.answer, &outcome).map_err(|error| match error {
+        // The run knows the time it had left; the caller set the call's whole time.
+        Error::Timeout { .. } => Error::Timeout {
+            deadline_ms: plan.timeout.as_millis() as u64,
+        },
+        other => other,
+    });
     record(&labels, plan.export, &outcome, &result);
     let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
     let answer = result.map_err(|error| Error::CallFailed {
