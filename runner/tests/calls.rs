@@ -179,23 +179,32 @@ async fn the_deadline_covers_loading_the_module_which_goes_on_for_the_next_attem
     assert_eq!(upstream.module_fetches(), 1);
 }
 
-#[tokio::test]
-async fn memory_grow_past_the_cap_answers_minus_one() {
-    // memoryMiB 16 = 256 pages; growing by 1000 pages must fail softly, by 10 must work.
-    let fixture = Fixture {
-        invoke: r#"
-            (if (result i32) (i32.and
-                    (i32.eq (memory.grow (i32.const 1000)) (i32.const -1))
-                    (i32.ne (memory.grow (i32.const 10)) (i32.const -1)))
-              (then (call $answer (i32.const 9216) (i32.const 32)) (i32.const 0))
-              (else (i32.const 7)))"#
-            .into(),
+/// A module whose `invoke` answers `{"g":1}` when both `checks` (two i32 conditions on
+/// `memory.grow`) hold, and fails otherwise.
+fn growing(memory: Option<&str>, checks: &str) -> Fixture {
+    Fixture {
+        memory: memory.map(str::to_owned),
+        invoke: format!(
+            "(if (result i32) (i32.and {checks})
+               (then (call $answer (i32.const 9216) (i32.const 32)) (i32.const 0))
+               (else (i32.const 7)))"
+        ),
         items: format!(
             "(data (i32.const 9216) \"{}\")",
             wat_string(r#"{"status":"ok","output":{"g":1}}"#)
         ),
         ..Fixture::default()
-    };
+    }
+}
+
+#[tokio::test]
+async fn memory_grow_past_the_cap_answers_minus_one() {
+    // memoryMiB 16 = 256 pages; growing by 1000 pages must fail softly, by 10 must work.
+    let fixture = growing(
+        None,
+        "(i32.eq (memory.grow (i32.const 1000)) (i32.const -1))
+         (i32.ne (memory.grow (i32.const 10)) (i32.const -1))",
+    );
     let (upstream, runner) = setup().await;
     let (status, body) = invoke(&runner, &upstream, &fixture).await;
     assert_eq!(status, 200, "{body}");
@@ -207,21 +216,11 @@ async fn without_memory_mib_the_modules_own_maximum_is_the_cap() {
     // The module's memory says at most 2048 pages (128 MiB), as inspection writes it for
     // `memoryMiB: 128`; a request without `memoryMiB` may grow to 1600 pages (100 MiB) but not
     // past the module's maximum.
-    let fixture = Fixture {
-        memory: Some("2 2048".into()),
-        invoke: r#"
-            (if (result i32) (i32.and
-                    (i32.ne (memory.grow (i32.const 1598)) (i32.const -1))
-                    (i32.eq (memory.grow (i32.const 449)) (i32.const -1)))
-              (then (call $answer (i32.const 9216) (i32.const 32)) (i32.const 0))
-              (else (i32.const 7)))"#
-            .into(),
-        items: format!(
-            "(data (i32.const 9216) \"{}\")",
-            wat_string(r#"{"status":"ok","output":{"g":1}}"#)
-        ),
-        ..Fixture::default()
-    };
+    let fixture = growing(
+        Some("2 2048"),
+        "(i32.ne (memory.grow (i32.const 1598)) (i32.const -1))
+         (i32.eq (memory.grow (i32.const 449)) (i32.const -1))",
+    );
     let (upstream, runner) = setup().await;
     let module = upstream.add_module(&fixture.bytes());
     let mut request = invoke_request(&module, 5000);
