@@ -1,18 +1,22 @@
 //! Telemetry shared by the three services: JSON log lines with censored keys
-//! ([`log_line`], [`censor`]), OTLP/HTTP traces ([`traces`]) and Prometheus text metrics
-//! ([`metrics`]). One call, [`init`], configures all three from the environment.
+//! ([`log_line`], [`censor`]), OTLP/HTTP traces ([`traces`]), and metrics as Prometheus text
+//! ([`metrics`]) and over OTLP/HTTP (`otlp_metrics`). One call, [`init`], configures them all
+//! from the environment.
 
 pub mod censor;
 pub mod health;
 pub mod http_server;
 pub mod log_line;
 pub mod metrics;
+mod otlp_metrics;
 pub mod request_id;
+mod resource;
 pub mod service;
 pub mod shutdown;
 pub mod traces;
 
 use metrics_exporter_prometheus::PrometheusHandle;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::layer::SubscriberExt;
@@ -40,6 +44,7 @@ pub enum Error {
 pub struct Telemetry {
     metrics: PrometheusHandle,
     tracer_provider: Option<SdkTracerProvider>,
+    meter_provider: Option<SdkMeterProvider>,
     _log_writer: WorkerGuard,
 }
 
@@ -59,12 +64,17 @@ impl Telemetry {
         self.tracer_provider.is_some()
     }
 
-    /// Flushes pending spans and log lines.
+    /// Flushes pending spans, metrics and log lines.
     pub fn shutdown(self) {
         if let Some(provider) = self.tracer_provider
             && let Err(error) = provider.shutdown()
         {
             tracing::warn!(%error, "tracer provider shutdown");
+        }
+        if let Some(provider) = self.meter_provider
+            && let Err(error) = provider.shutdown()
+        {
+            tracing::warn!(%error, "meter provider shutdown");
         }
     }
 }
@@ -81,11 +91,9 @@ pub fn init(service: &'static str, version: &'static str) -> Result<Telemetry, E
         env: env.clone(),
     };
 
-    let tracer_provider = if traces::export_requested() {
-        Some(traces::tracer_provider(service, version, &env)?)
-    } else {
-        None
-    };
+    let resource = traces::export_requested().then(|| resource::build(service, version, &env));
+    let tracer_provider = resource.clone().map(traces::tracer_provider).transpose()?;
+    let meter_provider = resource.map(otlp_metrics::meter_provider).transpose()?;
 
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
@@ -102,10 +110,14 @@ pub fn init(service: &'static str, version: &'static str) -> Result<Telemetry, E
         .try_init()
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
 
-    let metrics = metrics::install()?;
+    let otlp = meter_provider
+        .as_ref()
+        .map(|provider| otlp_metrics::OtlpRecorder::new(provider, service));
+    let metrics = metrics::install(otlp)?;
     Ok(Telemetry {
         metrics,
         tracer_provider,
+        meter_provider,
         _log_writer: guard,
     })
 }

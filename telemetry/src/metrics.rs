@@ -1,10 +1,14 @@
-//! Prometheus text exposition of the `metrics` facade, with the SPEC's histogram buckets.
+//! The `metrics` facade's recorder: Prometheus text exposition with the SPEC's histogram buckets,
+//! and, when OTLP export is on, the same instruments pushed over OTLP ([`crate::otlp_metrics`]).
 
 use std::time::Duration;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+use metrics_util::layers::FanoutBuilder;
+
 use crate::Error;
+use crate::otlp_metrics::OtlpRecorder;
 
 /// Buckets of millisecond histograms (SPEC "Metrics").
 pub const MILLISECOND_BUCKETS: &[f64] =
@@ -23,8 +27,29 @@ const SECOND_HISTOGRAMS: &[&str] = &[
     "svc.case.time_to_decision",
 ];
 
-/// Installs the process-wide recorder and returns the handle that renders `/metrics`.
-pub(crate) fn install() -> Result<PrometheusHandle, Error> {
+/// The buckets of histogram `name` (SPEC "Metrics": milliseconds unless listed in seconds).
+pub(crate) fn buckets_for(name: &str) -> &'static [f64] {
+    if name == "http.server.request.duration" {
+        HTTP_BUCKETS
+    } else if SECOND_HISTOGRAMS.contains(&name) {
+        SECOND_BUCKETS
+    } else {
+        MILLISECOND_BUCKETS
+    }
+}
+
+/// The unit of histogram `name`, as the SPEC's table gives it.
+pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
+    if name == "http.server.request.duration" || SECOND_HISTOGRAMS.contains(&name) {
+        Some("s")
+    } else {
+        Some("ms")
+    }
+}
+
+/// Installs the process-wide recorder (Prometheus, plus `otlp` when given) and returns the
+/// handle that renders `/metrics`.
+pub(crate) fn install(otlp: Option<OtlpRecorder>) -> Result<PrometheusHandle, Error> {
     let mut builder = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("http.server.request.duration".into()),
@@ -39,9 +64,19 @@ pub(crate) fn install() -> Result<PrometheusHandle, Error> {
     builder = builder
         .set_buckets(MILLISECOND_BUCKETS)
         .map_err(|e| Error::Metrics(e.to_string()))?;
-    let handle = builder
-        .install_recorder()
-        .map_err(|e| Error::Metrics(e.to_string()))?;
+    let prometheus = builder.build_recorder();
+    let handle = prometheus.handle();
+    let installed = match otlp {
+        None => metrics::set_global_recorder(prometheus).map_err(|e| e.to_string()),
+        Some(otlp) => metrics::set_global_recorder(
+            FanoutBuilder::default()
+                .add_recorder(prometheus)
+                .add_recorder(otlp)
+                .build(),
+        )
+        .map_err(|e| e.to_string()),
+    };
+    installed.map_err(Error::Metrics)?;
     spawn_upkeep(handle.clone());
     Ok(handle)
 }
@@ -58,5 +93,20 @@ fn spawn_upkeep(handle: PrometheusHandle) {
         });
     if let Err(error) = spawned {
         tracing::warn!(%error, "metrics upkeep thread not started");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_take_the_specs_buckets_and_units() {
+        assert_eq!(buckets_for("svc.app.call.duration"), MILLISECOND_BUCKETS);
+        assert_eq!(unit_for("svc.app.call.duration"), Some("ms"));
+        assert_eq!(buckets_for("svc.app.callback.wait"), SECOND_BUCKETS);
+        assert_eq!(unit_for("svc.workflow.run.duration"), Some("s"));
+        assert_eq!(buckets_for("http.server.request.duration"), HTTP_BUCKETS);
+        assert_eq!(unit_for("http.server.request.duration"), Some("s"));
     }
 }

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use opentelemetry::Context;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
-use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -15,7 +15,8 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::Error;
 
-/// True when the environment asks for traces: an endpoint is set and the SDK is not disabled.
+/// True when the environment asks for OTLP export (traces and metrics): an endpoint is set and
+/// the SDK is not disabled.
 pub fn export_requested() -> bool {
     let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_default();
     let disabled = std::env::var("OTEL_SDK_DISABLED")
@@ -25,26 +26,11 @@ pub fn export_requested() -> bool {
 }
 
 /// Builds the tracer provider exporting over OTLP/HTTP in batches.
-pub(crate) fn tracer_provider(
-    service: &str,
-    version: &str,
-    env: &str,
-) -> Result<SdkTracerProvider, Error> {
+pub(crate) fn tracer_provider(resource: Resource) -> Result<SdkTracerProvider, Error> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .build()
         .map_err(|e| Error::Otlp(e.to_string()))?;
-    let service_name = std::env::var("OTEL_SERVICE_NAME")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| service.to_owned());
-    let resource = Resource::builder()
-        .with_service_name(service_name)
-        .with_attributes([
-            KeyValue::new("service.version", version.to_owned()),
-            KeyValue::new("deployment.environment.name", env.to_owned()),
-        ])
-        .build();
     Ok(SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
         .with_resource(resource)

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod collector;
 pub mod costly;
 pub mod instance;
 pub mod upstream;
