@@ -160,10 +160,17 @@ impl Router {
             return Lookup::NotFound;
         };
         let specs = matched.value;
-        let Some(spec) = specs.iter().find(|s| s.method == *method) else {
+        // HEAD is GET without the body (hyper leaves the body out of a HEAD answer).
+        let answers = |s: &&RouteSpec| {
+            s.method == *method || (*method == Method::HEAD && s.method == Method::GET)
+        };
+        let Some(spec) = specs.iter().find(answers) else {
             let allow = specs
                 .iter()
-                .map(|s| s.method.as_str())
+                .flat_map(|s| {
+                    let head = (s.method == Method::GET).then_some("HEAD");
+                    std::iter::once(s.method.as_str()).chain(head)
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             return Lookup::MethodNotAllowed {
@@ -204,8 +211,12 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        match router.lookup(&Method::HEAD, "/app-invocations/abc") {
+            Lookup::Found(spec, _) => assert_eq!(spec.id, RouteId::GetInvocation),
+            other => panic!("HEAD answers as GET: {other:?}"),
+        }
         match router.lookup(&Method::POST, "/app-invocations") {
-            Lookup::MethodNotAllowed { allow, .. } => assert_eq!(allow, "GET"),
+            Lookup::MethodNotAllowed { allow, .. } => assert_eq!(allow, "GET, HEAD"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

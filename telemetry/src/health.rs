@@ -96,17 +96,18 @@ pub async fn respond(
         let body = envelope("not_found", "Not found.".into(), None, &request_id);
         return json_response(StatusCode::NOT_FOUND, &body, &request_id);
     }
-    if request.method() != Method::GET {
+    // HEAD is GET without the body (hyper leaves the body out of a HEAD answer).
+    if request.method() != Method::GET && request.method() != Method::HEAD {
         let body = envelope(
             "method_not_allowed",
-            "Method not allowed; allowed: GET.".into(),
+            "Method not allowed; allowed: GET, HEAD.".into(),
             None,
             &request_id,
         );
         let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body, &request_id);
         response
             .headers_mut()
-            .insert(http::header::ALLOW, HeaderValue::from_static("GET"));
+            .insert(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return response;
     }
     match path {

@@ -32,7 +32,7 @@ async fn wrong_method_is_405_with_allow() {
         .send()
         .await
         .expect("request");
-    assert_eq!(response.headers()["allow"], "GET");
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
     assert_envelope(response, 405, "method_not_allowed").await;
 }
 
@@ -103,4 +103,42 @@ async fn a_path_id_that_is_not_a_uuid_is_400() {
         let body = assert_envelope(response, 400, "validation_error").await;
         assert_eq!(body["error"]["details"]["issues"][0]["in"], "path", "{id}");
     }
+}
+
+#[tokio::test]
+async fn head_answers_as_get_without_a_body() {
+    let token = admin(Uuid::new_v4());
+    let get = client()
+        .get(stack().api("/app-invocations"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(get.status(), 200);
+    let head = client()
+        .head(stack().api("/app-invocations"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(head.status(), 200);
+    assert_eq!(
+        head.headers()["content-type"],
+        get.headers()["content-type"]
+    );
+    assert!(head.headers().contains_key("x-request-id"));
+    assert!(head.bytes().await.expect("body").is_empty());
+    // Without a token HEAD is refused as GET is.
+    let anonymous = client()
+        .head(stack().api("/app-invocations"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(anonymous.status(), 401);
+    let health = client()
+        .head(stack().api("/health"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(health.status(), 200);
 }
