@@ -7,6 +7,7 @@
 pub mod collector;
 pub mod costly;
 pub mod instance;
+pub mod serve;
 pub mod upstream;
 pub mod vendor;
 pub mod wat;

@@ -3,7 +3,6 @@
 //! The real route of ingress is tested in ingress's own tests.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,10 +10,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::{RUNNER_TOKEN, sha256_hex};
@@ -43,23 +39,14 @@ impl Upstream {
         let addr = listener.local_addr().expect("addr");
         let shared = Arc::new(Shared::default());
         let served = shared.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let shared = served.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| {
-                        let shared = shared.clone();
-                        async move { Ok::<_, Infallible>(answer(&shared, request)) }
-                    });
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        super::serve::spawn(
+            listener,
+            || {},
+            move |request| {
+                let answer = answer(&served, request);
+                async move { answer }
+            },
+        );
         Self { shared, addr }
     }
 

@@ -1,18 +1,14 @@
 //! A vendor on loopback that counts connections and requests and answers what the test says:
 //! a fixed JSON body, a body of a given size, or nothing at all (to provoke timeouts).
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 #[derive(Clone, Debug)]
@@ -55,72 +51,58 @@ impl Vendor {
             last_request: Arc::default(),
         };
         let served = vendor.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                served.connections.fetch_add(1, Ordering::SeqCst);
+        let connections = vendor.connections.clone();
+        let on_connection = move || {
+            connections.fetch_add(1, Ordering::SeqCst);
+        };
+        super::serve::spawn(
+            listener,
+            on_connection,
+            move |request: Request<Incoming>| {
                 let vendor = served.clone();
                 let behaviour = behaviour.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request: Request<Incoming>| {
-                        let vendor = vendor.clone();
-                        let behaviour = behaviour.clone();
-                        async move {
-                            vendor.requests.fetch_add(1, Ordering::SeqCst);
-                            let method = request.method().to_string();
-                            let path = request.uri().to_string();
-                            let headers = request
-                                .headers()
-                                .iter()
-                                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
-                                .collect();
-                            let body = request
-                                .into_body()
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes().to_vec())
-                                .unwrap_or_default();
-                            *vendor.last_request.lock().expect("lock") = Some(SeenRequest {
-                                method,
-                                path: path.clone(),
-                                headers,
-                                body,
-                            });
-                            let mut status = 200;
-                            let body = match behaviour {
-                                Behaviour::ByPath(routes) => {
-                                    match routes.iter().find(|(p, _)| *p == path) {
-                                        Some((_, text)) => Bytes::from(text.clone()),
-                                        None => {
-                                            status = 404;
-                                            Bytes::from_static(b"{}")
-                                        }
-                                    }
-                                }
-                                Behaviour::Json(text) => Bytes::from(text),
-                                Behaviour::Bytes(n) => Bytes::from(vec![b'x'; n]),
-                                Behaviour::Silent => {
-                                    std::future::pending::<()>().await;
-                                    Bytes::new()
-                                }
-                            };
-                            Ok::<_, Infallible>(
-                                Response::builder()
-                                    .status(status)
-                                    .header("content-type", "application/json")
-                                    .body(Full::new(body))
-                                    .expect("response"),
-                            )
-                        }
+                async move {
+                    vendor.requests.fetch_add(1, Ordering::SeqCst);
+                    let method = request.method().to_string();
+                    let path = request.uri().to_string();
+                    let headers = request
+                        .headers()
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+                        .collect();
+                    let body = super::serve::read_body(request.into_body()).await;
+                    *vendor.last_request.lock().expect("lock") = Some(SeenRequest {
+                        method,
+                        path: path.clone(),
+                        headers,
+                        body,
                     });
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+                    let mut status = 200;
+                    let body = match behaviour {
+                        Behaviour::ByPath(routes) => {
+                            match routes.iter().find(|(p, _)| *p == path) {
+                                Some((_, text)) => Bytes::from(text.clone()),
+                                None => {
+                                    status = 404;
+                                    Bytes::from_static(b"{}")
+                                }
+                            }
+                        }
+                        Behaviour::Json(text) => Bytes::from(text),
+                        Behaviour::Bytes(n) => Bytes::from(vec![b'x'; n]),
+                        Behaviour::Silent => {
+                            std::future::pending::<()>().await;
+                            Bytes::new()
+                        }
+                    };
+                    Response::builder()
+                        .status(status)
+                        .header("content-type", "application/json")
+                        .body(Full::new(body))
+                        .expect("response")
+                }
+            },
+        );
         vendor
     }
 
