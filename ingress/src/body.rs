@@ -3,44 +3,47 @@
 
 use bytes::Bytes;
 use http::HeaderMap;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
+use telemetry::request_body::{self, Refused};
 
 use crate::error::{Error, Issue, Location};
 
 /// Default limit of JSON bodies (SPEC leaves it open; documented in the README).
 pub const JSON_LIMIT: usize = 1024 * 1024;
 
-/// Fails with 413 when the declared length is over `limit`, before reading anything.
-pub fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<(), Error> {
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match declared {
-        Some(length) if length > limit as u64 => Err(Error::PayloadTooLarge { limit }),
-        _ => Ok(()),
-    }
+/// Fails with 413 when the declared length is over `limit`, after draining the body so that the
+/// client, still sending it, reads the 413 instead of a reset (`telemetry::request_body`).
+pub async fn refuse_declared_oversize<B>(
+    headers: &HeaderMap,
+    body: &mut B,
+    limit: usize,
+) -> Result<(), Error>
+where
+    B: hyper::body::Body + Unpin,
+{
+    request_body::refuse_declared(headers, body, limit)
+        .await
+        .map_err(refused)
 }
 
 /// Buffers the body, failing with 413 as soon as it passes `limit` bytes.
 pub async fn read_limited<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Error>
 where
-    B: hyper::body::Body<Data = Bytes>,
-    B::Error: std::error::Error + Send + Sync + 'static,
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
 {
-    check_declared_length(headers, limit)?;
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(Error::PayloadTooLarge { limit })
+    request_body::read(headers, body, limit)
+        .await
+        .map_err(refused)
+}
+
+fn refused(refused: Refused) -> Error {
+    match refused {
+        Refused::TooLarge { limit } => Error::PayloadTooLarge { limit },
+        Refused::Unreadable(why) => {
+            Error::validation(Location::Body, "", format!("body could not be read: {why}"))
         }
-        Err(error) => Err(Error::validation(
-            Location::Body,
-            "",
-            format!("body could not be read: {error}"),
-        )),
     }
 }
 
@@ -106,6 +109,7 @@ fn pointer_of(path: &serde_path_to_error::Path) -> String {
 mod tests {
     use super::*;
     use http::HeaderValue;
+    use http::header::CONTENT_LENGTH;
     use http_body_util::Full;
     use serde::Deserialize;
 

@@ -170,7 +170,9 @@ async fn authorised(
             permission: permission.as_str(),
         });
     }
-    body::check_declared_length(request.headers(), spec.body_limit)?;
+    let (parts, mut body) = request.into_parts();
+    body::refuse_declared_oversize(&parts.headers, &mut body, spec.body_limit).await?;
+    let request = Request::from_parts(parts, body);
     let principal = principal.ok_or(Error::Unauthorized(crate::error::AuthFailure::Missing));
     match spec.id {
         RouteId::ListInvocations => {

@@ -9,6 +9,7 @@ pub mod http_server;
 pub mod log_line;
 pub mod metrics;
 mod otlp_metrics;
+pub mod request_body;
 pub mod request_id;
 mod resource;
 pub mod service;

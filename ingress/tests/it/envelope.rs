@@ -51,6 +51,23 @@ async fn body_over_the_limit_is_413() {
 }
 
 #[tokio::test]
+async fn a_client_still_sending_an_oversized_body_reads_the_413() {
+    // 16 MiB, far more than the socket buffers hold: the client is still writing when ingress
+    // decides; ingress reads the rest before it answers, so the client is not reset.
+    for _ in 0..3 {
+        let response = client()
+            .get(stack().api("/app-invocations"))
+            .bearer_auth(admin(Uuid::new_v4()))
+            .header("content-type", "application/json")
+            .body(vec![b' '; 16 * 1024 * 1024])
+            .send()
+            .await
+            .expect("an answer, not a reset");
+        assert_envelope(response, 413, "payload_too_large").await;
+    }
+}
+
+#[tokio::test]
 async fn each_bad_query_parameter_is_a_validation_issue() {
     let token = admin(Uuid::new_v4());
     let cases = [
