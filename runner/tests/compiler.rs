@@ -87,11 +87,11 @@ async fn a_caller_that_stops_waiting_leaves_no_compiler_running() {
         "the compilation should still have been running"
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !compiler_children().is_empty() {
+    while !compiler_children(MARK_CPU_SECONDS).is_empty() {
         assert!(
             Instant::now() < deadline,
             "compiler children still running: {:?}",
-            compiler_children()
+            compiler_children(MARK_CPU_SECONDS)
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -99,9 +99,45 @@ async fn a_caller_that_stops_waiting_leaves_no_compiler_running() {
 
 const MARK_CPU_SECONDS: u64 = 599;
 
-/// Compiler children of this test process started by the test above (the other tests' children
-/// run beside it).
-fn compiler_children() -> Vec<u32> {
+#[tokio::test]
+async fn the_child_compiles_under_its_seccomp_filter() {
+    const MARK: u64 = 598;
+    let bytes = costly::module(2_000, 200);
+    let compiler = compiler(2048, MARK);
+    let compiling = compiler.compile(&bytes);
+    tokio::pin!(compiling);
+    // The child confines itself right after it starts, before it reads the module, and the
+    // compilation then takes seconds: the mode must show while it runs.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        tokio::select! {
+            _ = &mut compiling => panic!("the compilation ended before its child showed the filter"),
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        let modes: Vec<String> = compiler_children(MARK)
+            .iter()
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+            .filter_map(|status| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Seccomp:"))
+                    .map(|mode| mode.trim().to_owned())
+            })
+            .collect();
+        // 2 = SECCOMP_MODE_FILTER.
+        if modes.iter().any(|mode| mode == "2") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no filtered compiler child: {modes:?}"
+        );
+    }
+}
+
+/// Compiler children of this test process whose CPU limit is `mark` (each test uses its own, so
+/// the other tests' children running beside it are not counted).
+fn compiler_children(mark: u64) -> Vec<u32> {
     let me = std::process::id().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
@@ -115,7 +151,7 @@ fn compiler_children() -> Vec<u32> {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
         let is_compiler = args.get(1) == Some(&&b"compile-module"[..])
-            && args.get(3) == Some(&MARK_CPU_SECONDS.to_string().as_bytes());
+            && args.get(3) == Some(&mark.to_string().as_bytes());
         // A zombie awaiting its reaping no longer runs.
         let running = !after_comm.starts_with('Z');
         if ppid == me && is_compiler && running {

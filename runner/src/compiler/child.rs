@@ -1,14 +1,15 @@
 //! The compiler child: `runner compile-module <memory MiB> <cpu seconds>` reads module bytes on
-//! standard input and writes the compiled artifact on standard output. It limits itself before
-//! it reads a byte, so whatever the module makes cranelift do, the kernel stops it at the
-//! address-space or CPU-time limit and the server that spawned it carries on.
+//! standard input and writes the compiled artifact on standard output. It limits and confines
+//! itself before it reads a byte, so whatever the module makes cranelift do, the kernel stops it
+//! at the address-space or CPU-time limit or refuses the call ([`super::sandbox`]), and the
+//! server that spawned it carries on.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use rustix::process::{Resource, Rlimit, setrlimit};
 
-use super::{EXIT_INVALID_MODULE, EXIT_SETUP, USAGE_PREFIX};
+use super::{EXIT_INVALID_MODULE, EXIT_SETUP, USAGE_PREFIX, WARNING_PREFIX};
 use crate::inspect::MAX_MODULE_BYTES;
 
 /// The argument that turns the `runner` binary into the compiler child.
@@ -38,6 +39,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     )?;
     // Past the soft limit the kernel sends SIGXCPU (which terminates); a second later, SIGKILL.
     limit(Resource::Cpu, cpu_seconds, cpu_seconds + 1)?;
+    // Before the first byte of the module is read. A kernel without seccomp leaves the child
+    // with its limits only; the server logs the warning.
+    if let Err(why) = super::sandbox::confine() {
+        eprintln!("{WARNING_PREFIX}the compiler runs without its seccomp filter: {why}");
+    }
 
     let mut bytes = Vec::new();
     std::io::stdin()

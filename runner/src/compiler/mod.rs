@@ -9,6 +9,7 @@
 
 pub mod artifact;
 pub mod child;
+pub mod sandbox;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub const EXIT_SETUP: u8 = 70;
 const STDERR_BYTES: u64 = 4 * 1024;
 /// How the child's last line on standard error starts when it reports what it used.
 pub const USAGE_PREFIX: &str = "compile-usage ";
+/// How the child's lines on standard error start when the server should log them as warnings.
+pub const WARNING_PREFIX: &str = "compile-warning ";
 /// What Rust's allocation-failure handler prints before it aborts.
 const ALLOCATION_FAILED: &str = "memory allocation of";
 
@@ -149,6 +152,12 @@ impl Compiler {
                 deadline_ms: self.limits.wall().as_millis() as u64,
             })??;
         let message = String::from_utf8_lossy(&message);
+        for warning in message
+            .lines()
+            .filter_map(|l| l.strip_prefix(WARNING_PREFIX))
+        {
+            tracing::warn!(warning, "compiler child");
+        }
         verdict(status, message.trim(), self.limits)?;
         let compilation = Compilation {
             artifact,
