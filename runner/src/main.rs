@@ -28,6 +28,14 @@ fn main() -> ExitCode {
 }
 
 async fn run(telemetry: &telemetry::Telemetry) -> Result<(), Box<dyn std::error::Error>> {
+    // Its compiler children run as the same user: keep them (and anyone else of this user) out
+    // of this process's memory and environment, which hold the runner token and call secrets.
+    #[cfg(target_os = "linux")]
+    if let Err(error) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(%error, "could not make the runner non-dumpable");
+    }
     let config = Config::from_env()?;
     if config.runner_token.is_none() {
         tracing::warn!("APP_RUNNER_TOKEN is not set: every /v1 request will answer 401");

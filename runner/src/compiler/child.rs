@@ -32,16 +32,23 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     };
     let memory_mib: u64 = memory_mib.parse().map_err(|_| "bad memory limit")?;
     let cpu_seconds: u64 = cpu_seconds.parse().map_err(|_| "bad CPU limit")?;
-    limit(
-        Resource::As,
-        memory_mib * 1024 * 1024,
-        memory_mib * 1024 * 1024,
-    )?;
+    let memory_bytes = memory_mib.saturating_mul(1024 * 1024);
+    limit(Resource::As, memory_bytes, memory_bytes)?;
     // Past the soft limit the kernel sends SIGXCPU (which terminates); a second later, SIGKILL.
-    limit(Resource::Cpu, cpu_seconds, cpu_seconds + 1)?;
+    limit(Resource::Cpu, cpu_seconds, cpu_seconds.saturating_add(1))?;
+    // A child stopped by a limit must not leave a core file of up to its address space.
+    limit(Resource::Core, 0, 0)?;
+    // If the server dies, so does its compilation.
+    #[cfg(target_os = "linux")]
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| format!("parent death signal: {e}"))?;
     // Before the first byte of the module is read. A kernel without seccomp leaves the child
     // with its limits only; the server logs the warning.
-    if let Err(why) = super::sandbox::confine() {
+    #[cfg(target_os = "linux")]
+    let confined = super::sandbox::confine();
+    #[cfg(not(target_os = "linux"))]
+    let confined: Result<(), String> = Err("seccomp exists on Linux only".into());
+    if let Err(why) = confined {
         eprintln!("{WARNING_PREFIX}the compiler runs without its seccomp filter: {why}");
     }
 

@@ -9,6 +9,7 @@
 
 pub mod artifact;
 pub mod child;
+#[cfg(target_os = "linux")]
 pub mod sandbox;
 
 use std::os::unix::process::ExitStatusExt;
@@ -35,6 +36,8 @@ pub const USAGE_PREFIX: &str = "compile-usage ";
 pub const WARNING_PREFIX: &str = "compile-warning ";
 /// What Rust's allocation-failure handler prints before it aborts.
 const ALLOCATION_FAILED: &str = "memory allocation of";
+/// What Rust's stack-overflow handler prints before it aborts.
+const STACK_OVERFLOW: &str = "has overflowed its stack";
 
 /// What one compilation may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,36 +136,51 @@ impl Compiler {
                 let _ = stdin.write_all(bytes).await;
                 drop(stdin);
             };
-            let artifact_limit = self.limits.memory_mib.saturating_mul(1024 * 1024);
             let (_, artifact, message) = tokio::join!(
                 write,
-                read_bounded(stdout, artifact_limit),
-                read_bounded(stderr, STDERR_BYTES)
+                read_keeping(stdout, artifact_limit(bytes.len(), self.limits)),
+                read_keeping(stderr, STDERR_BYTES)
             );
             let status = child.wait().await.map_err(internal)?;
             Ok::<_, Error>((
                 status,
                 artifact.map_err(internal)?,
-                message.unwrap_or_default(),
+                message.unwrap_or_default().0,
             ))
         };
-        let (status, artifact, message) = tokio::time::timeout(self.limits.wall(), exchange)
-            .await
-            .map_err(|_| Error::Timeout {
-                deadline_ms: self.limits.wall().as_millis() as u64,
-            })??;
-        let message = String::from_utf8_lossy(&message);
-        for warning in message
+        let (status, (artifact, artifact_over), stderr) =
+            tokio::time::timeout(self.limits.wall(), exchange)
+                .await
+                .map_err(|_| Error::Timeout {
+                    deadline_ms: self.limits.wall().as_millis() as u64,
+                })??;
+        let stderr = String::from_utf8_lossy(&stderr);
+        for warning in stderr
             .lines()
             .filter_map(|l| l.strip_prefix(WARNING_PREFIX))
         {
             tracing::warn!(warning, "compiler child");
         }
+        // What the caller may read: the compiler's own words, not the child's reports.
+        let message = stderr
+            .lines()
+            .filter(|l| !l.starts_with(WARNING_PREFIX) && !l.starts_with(USAGE_PREFIX))
+            .collect::<Vec<_>>()
+            .join("\n");
         verdict(status, message.trim(), self.limits)?;
+        if artifact_over {
+            return Err(Error::refused(
+                Refusal::InvalidModule,
+                format!(
+                    "the compiled module is over {} MiB",
+                    artifact_limit(bytes.len(), self.limits) / (1024 * 1024)
+                ),
+            ));
+        }
         let compilation = Compilation {
             artifact,
             wall: started.elapsed(),
-            usage: usage(&message),
+            usage: usage(&stderr),
         };
         tracing::info!(
             module_bytes = bytes.len(),
@@ -184,16 +202,21 @@ fn verdict(status: ExitStatus, message: &str, limits: Limits) -> Result<(), Erro
     if status.code() == Some(i32::from(EXIT_INVALID_MODULE)) {
         return Err(Error::refused(Refusal::InvalidModule, message));
     }
-    let signal = status.signal();
-    if signal == Some(rustix::process::Signal::XCPU.as_raw())
-        || signal == Some(rustix::process::Signal::KILL.as_raw())
-    {
+    // SIGXCPU comes at the soft CPU limit, a second before the hard limit's SIGKILL; a SIGKILL
+    // alone is the kernel's out-of-memory killer or an operator, not the module: `internal`.
+    if status.signal() == Some(rustix::process::Signal::XCPU.as_raw()) {
         return Err(Error::refused(
             Refusal::InvalidModule,
             format!(
                 "compiling the module needs more than {} s of CPU time",
                 limits.cpu_seconds
             ),
+        ));
+    }
+    if message.contains(STACK_OVERFLOW) {
+        return Err(Error::refused(
+            Refusal::InvalidModule,
+            "compiling the module overflows the compiler's stack",
         ));
     }
     if message.contains(ALLOCATION_FAILED) {
@@ -223,10 +246,25 @@ fn usage(stderr: &str) -> Option<Usage> {
     })
 }
 
-async fn read_bounded(pipe: impl AsyncRead + Unpin, limit: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    pipe.take(limit).read_to_end(&mut bytes).await?;
-    Ok(bytes)
+/// The largest artifact taken for a module of `module_bytes`: compiled code is a few times the
+/// size of the wasm it comes from at most (0.1-0.2x for the generated modules measured).
+fn artifact_limit(module_bytes: usize, limits: Limits) -> u64 {
+    (module_bytes as u64)
+        .saturating_mul(8)
+        .saturating_add(64 * 1024 * 1024)
+        .min(limits.memory_mib.saturating_mul(1024 * 1024))
+}
+
+/// Reads `pipe` to its end, keeping the first `keep` bytes, so that the child never blocks on
+/// (or dies writing to) a pipe nobody reads. Answers the kept bytes and whether there was more.
+async fn read_keeping(
+    mut pipe: impl AsyncRead + Unpin,
+    keep: u64,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    (&mut pipe).take(keep).read_to_end(&mut kept).await?;
+    let rest = tokio::io::copy(&mut pipe, &mut tokio::io::sink()).await?;
+    Ok((kept, rest > 0))
 }
 
 fn internal(error: impl std::fmt::Display) -> Error {
@@ -274,10 +312,34 @@ mod tests {
 
     #[test]
     fn the_cpu_limit_is_invalid_module_naming_the_limit() {
-        for signal in [rustix::process::Signal::XCPU, rustix::process::Signal::KILL] {
-            let message = refusal_message(verdict(killed_by(signal), "", LIMITS));
-            assert!(message.contains("7 s of CPU time"), "{message}");
-        }
+        let message = refusal_message(verdict(
+            killed_by(rustix::process::Signal::XCPU),
+            "",
+            LIMITS,
+        ));
+        assert!(message.contains("7 s of CPU time"), "{message}");
+    }
+
+    #[test]
+    fn a_kill_alone_is_the_machines_not_the_modules() {
+        let found = verdict(killed_by(rustix::process::Signal::KILL), "", LIMITS);
+        assert!(matches!(found, Err(Error::Internal(_))), "{found:?}");
+    }
+
+    #[test]
+    fn a_stack_overflow_is_invalid_module() {
+        let message = refusal_message(verdict(
+            killed_by(rustix::process::Signal::ABORT),
+            "thread '<unnamed>' has overflowed its stack",
+            LIMITS,
+        ));
+        assert!(message.contains("stack"), "{message}");
+    }
+
+    #[test]
+    fn the_artifact_limit_follows_the_module_within_the_memory_limit() {
+        assert_eq!(artifact_limit(1024 * 1024, LIMITS), (8 + 64) * 1024 * 1024);
+        assert_eq!(artifact_limit(100 * 1024 * 1024, LIMITS), 512 * 1024 * 1024);
     }
 
     #[test]

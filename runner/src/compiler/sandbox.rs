@@ -1,9 +1,15 @@
 //! What the compiler child may not do once it starts on a module: a seccomp filter (and
-//! `no_new_privs`) that answers `EPERM` to running programs, networking, tracing or signalling
-//! other processes, writing or changing files, and the kernel's riskier interfaces. Cranelift
-//! needs none of them; the child reads a pipe, allocates, starts its compile threads and writes a
-//! pipe. A bug in cranelift that a module could steer would meet this filter, not the server's
-//! privileges (the child runs as the server's user).
+//! `no_new_privs`) that answers `EPERM` to running programs or starting processes, networking,
+//! tracing, signalling or re-limiting other processes, writing or changing files, namespaces,
+//! and the kernel's riskier interfaces. Cranelift needs none of them; the child reads a pipe,
+//! allocates, starts its compile threads and writes a pipe.
+//!
+//! What this is and is not: it takes away the child's ambient powers, so a compiler bug that a
+//! module could steer cannot act on the machine or on the server directly (kill it, read its
+//! memory or environment, which the server also hides by being non-dumpable, or use the
+//! network). It is not an isolation boundary for the code the child emits: the server loads
+//! and runs the artifact, exactly as it would have run code compiled in process. Its bounds are
+//! time and memory (`setrlimit`), and containment of the process itself.
 //!
 //! A deny list rather than an allow list: what the Rust runtime, the allocator and the thread
 //! pool need varies with libc and kernel versions, and an allow list that misses one breaks every
@@ -18,7 +24,7 @@ use seccompiler::{
 
 /// Calls refused whatever their arguments.
 const DENIED: &[libc::c_long] = &[
-    // Running programs.
+    // Running programs and starting processes (threads are `clone` with `CLONE_THREAD`).
     libc::SYS_execve,
     libc::SYS_execveat,
     // Networking.
@@ -27,7 +33,6 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_connect,
     libc::SYS_bind,
     libc::SYS_listen,
-    libc::SYS_accept,
     libc::SYS_accept4,
     libc::SYS_sendto,
     libc::SYS_sendmsg,
@@ -40,30 +45,25 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
     libc::SYS_kill,
+    libc::SYS_tkill,
+    libc::SYS_rt_sigqueueinfo,
     libc::SYS_pidfd_open,
     libc::SYS_pidfd_send_signal,
     libc::SYS_pidfd_getfd,
     // Changing files.
-    libc::SYS_creat,
-    libc::SYS_unlink,
+    libc::SYS_openat2,
     libc::SYS_unlinkat,
-    libc::SYS_rename,
     libc::SYS_renameat,
     libc::SYS_renameat2,
-    libc::SYS_mkdir,
     libc::SYS_mkdirat,
-    libc::SYS_rmdir,
-    libc::SYS_link,
+    libc::SYS_mknodat,
     libc::SYS_linkat,
-    libc::SYS_symlink,
     libc::SYS_symlinkat,
-    libc::SYS_chmod,
     libc::SYS_fchmod,
     libc::SYS_fchmodat,
-    libc::SYS_chown,
+    libc::SYS_fchmodat2,
     libc::SYS_fchown,
     libc::SYS_fchownat,
-    libc::SYS_lchown,
     libc::SYS_truncate,
     libc::SYS_ftruncate,
     libc::SYS_open_by_handle_at,
@@ -99,41 +99,70 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_personality,
 ];
 
-/// `open`/`openat` flags that write or create: refused, reading stays possible (the child reads
-/// `/proc/self/status` for its report).
+/// The same for the calls only x86_64 still has (aarch64 has just their `*at` forms).
+#[cfg(target_arch = "x86_64")]
+const DENIED_LEGACY: &[libc::c_long] = &[
+    libc::SYS_fork,
+    libc::SYS_vfork,
+    libc::SYS_accept,
+    libc::SYS_creat,
+    libc::SYS_unlink,
+    libc::SYS_rename,
+    libc::SYS_mkdir,
+    libc::SYS_rmdir,
+    libc::SYS_mknod,
+    libc::SYS_link,
+    libc::SYS_symlink,
+    libc::SYS_chmod,
+    libc::SYS_chown,
+    libc::SYS_lchown,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const DENIED_LEGACY: &[libc::c_long] = &[];
+
+/// On x86_64 the same calls through the x32 ABI (where the kernel has it) carry this bit in
+/// their number; a filter keyed on the plain numbers would let them through.
+#[cfg(target_arch = "x86_64")]
+const X32_BIT: libc::c_long = 0x4000_0000;
+/// x32's own numbers (without [`X32_BIT`]) for the denied calls whose arguments differ there:
+/// recvfrom, sendmsg, recvmsg, execve, ptrace, rt_sigqueueinfo, kexec_load, rt_tgsigqueueinfo,
+/// recvmmsg, sendmmsg, process_vm_readv, process_vm_writev, execveat.
+#[cfg(target_arch = "x86_64")]
+const X32_OWN: &[libc::c_long] = &[
+    517, 518, 519, 520, 521, 524, 528, 536, 537, 538, 539, 540, 545,
+];
+
+/// `clone` flags that make a new namespace.
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+];
+
+/// `open`/`openat` flags that write or create.
 const WRITING_FLAGS: &[libc::c_int] = &[libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC];
 
-/// Applies the filter to the calling thread and every thread it starts afterwards.
-// `c_long` is `i64` here but `i32` on 32-bit targets: the conversion is needed there.
-#[allow(clippy::useless_conversion)]
+/// Applies the filters to the calling thread and every thread it starts afterwards.
 pub fn confine() -> Result<(), String> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
-        .iter()
-        .map(|&call| (i64::from(call), Vec::new()))
-        .collect();
-    // `open(path, flags)` has its flags in argument 1, `openat(dir, path, flags)` in argument 2.
-    for (call, flags_arg) in [(libc::SYS_open, 1u8), (libc::SYS_openat, 2u8)] {
-        let writing = WRITING_FLAGS
-            .iter()
-            .map(|&flag| {
-                let flag = flag as u64;
-                SeccompCondition::new(
-                    flags_arg,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::MaskedEq(flag),
-                    flag,
-                )
-                .and_then(|condition| SeccompRule::new(vec![condition]))
-                .map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        rules.insert(i64::from(call), writing);
-    }
+    // `clone3` takes its flags in memory, out of a filter's sight: refused as unknown, so that
+    // glibc falls back to `clone`, whose flags the second filter checks.
+    install(
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        libc::ENOSYS,
+    )?;
+    install(rules()?, libc::EPERM)
+}
+
+fn install(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: libc::c_int) -> Result<(), String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )
     .map_err(|e| e.to_string())?;
@@ -141,6 +170,77 @@ pub fn confine() -> Result<(), String> {
         .try_into()
         .map_err(|e: seccompiler::BackendError| e.to_string())?;
     seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+}
+
+// `c_long` is `i64` here but `i32` on 32-bit targets: the conversions are needed there.
+#[allow(clippy::useless_conversion)]
+fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &call in DENIED.iter().chain(DENIED_LEGACY) {
+        rules.insert(i64::from(call), Vec::new());
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(i64::from(call | X32_BIT), Vec::new());
+    }
+    #[cfg(target_arch = "x86_64")]
+    for &call in X32_OWN {
+        rules.insert(i64::from(call | X32_BIT), Vec::new());
+    }
+    let me = u64::from(std::process::id());
+    // Opening for writing or creating: refused; reading stays possible (the child reads
+    // `/proc/self/status` for its report).
+    let mut opens = vec![(libc::SYS_openat, 2u8)];
+    #[cfg(target_arch = "x86_64")]
+    opens.push((libc::SYS_open, 1u8));
+    for (call, flags_arg) in opens {
+        let writing = WRITING_FLAGS
+            .iter()
+            .map(|&flag| rule(&[(flags_arg, SeccompCmpOp::MaskedEq(flag as u64), flag as u64)]))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(i64::from(call), writing);
+    }
+    // A process (no `CLONE_THREAD`) or a new namespace: refused; threads are fine.
+    let mut clone = vec![rule(&[(
+        0,
+        SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
+        0,
+    )])?];
+    for &flag in NAMESPACE_FLAGS {
+        clone.push(rule(&[(
+            0,
+            SeccompCmpOp::MaskedEq(flag as u64),
+            flag as u64,
+        )])?);
+    }
+    rules.insert(i64::from(libc::SYS_clone), clone);
+    // Signals to, and limits of, any process but this one (glibc's `abort` signals itself).
+    rules.insert(
+        i64::from(libc::SYS_tgkill),
+        vec![rule(&[(0, SeccompCmpOp::Ne, me)])?],
+    );
+    rules.insert(
+        i64::from(libc::SYS_rt_tgsigqueueinfo),
+        vec![rule(&[(0, SeccompCmpOp::Ne, me)])?],
+    );
+    rules.insert(
+        i64::from(libc::SYS_prlimit64),
+        vec![rule(&[
+            (0, SeccompCmpOp::Ne, 0),
+            (0, SeccompCmpOp::Ne, me),
+        ])?],
+    );
+    Ok(rules)
+}
+
+/// One rule: every `(argument, comparison, value)` must hold (32-bit comparisons).
+fn rule(conditions: &[(u8, SeccompCmpOp, u64)]) -> Result<SeccompRule, String> {
+    let conditions = conditions
+        .iter()
+        .map(|(arg, op, value)| {
+            SeccompCondition::new(*arg, SeccompCmpArgLen::Dword, op.clone(), *value)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    SeccompRule::new(conditions).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -202,5 +302,36 @@ mod tests {
             .expect("joined")
         });
         assert_eq!(nested, Err(ErrorKind::PermissionDenied));
+    }
+
+    #[test]
+    fn a_confined_thread_cannot_signal_or_limit_another_process() {
+        // A harmless process stands for the server (nothing happens to it if the filter fails).
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep starts");
+        let pid = rustix::process::Pid::from_child(&other);
+        let (signal, limit, own_limit) = confined(move || {
+            (
+                rustix::process::test_kill_process(pid).map_err(|e| e.raw_os_error()),
+                rustix::process::prlimit(
+                    Some(pid),
+                    rustix::process::Resource::Nofile,
+                    rustix::process::Rlimit {
+                        current: Some(0),
+                        maximum: Some(0),
+                    },
+                )
+                .map(drop)
+                .map_err(|e| e.raw_os_error()),
+                rustix::process::getrlimit(rustix::process::Resource::Nofile).current,
+            )
+        });
+        let _ = other.kill();
+        let _ = other.wait();
+        assert_eq!(signal, Err(libc::EPERM));
+        assert_eq!(limit, Err(libc::EPERM));
+        assert!(own_limit.is_some(), "its own limits stay readable");
     }
 }
