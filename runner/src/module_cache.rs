@@ -8,6 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio::sync::Semaphore;
 use wasmtime::Module;
 
 use crate::Error;
@@ -21,8 +22,20 @@ pub struct ModuleCache {
     compiler: Compiler,
     api: Option<Arc<InternalApi>>,
     memory: moka::future::Cache<String, Arc<Compiled>>,
+    /// Modules refused when they were loaded (the module rules, the compiler's limits): a
+    /// refusal is the module's own, so calls answer it again at once for a while instead of
+    /// fetching and compiling it again, holding the one compile turn each time.
+    refused: moka::future::Cache<String, Error>,
     disk: Option<DiskCache>,
+    /// Loads that fetch and compile at once. A load goes on after its caller's deadline (so the
+    /// retry finds the module ready); this bounds how many such loads, and their bytes, exist.
+    loading: Semaphore,
 }
+
+/// How long a refused module is answered from memory.
+const REFUSAL_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+/// Loads that fetch and compile at once (each holds up to 32 MiB of module bytes).
+const CONCURRENT_LOADS: usize = 4;
 
 impl ModuleCache {
     pub fn new(
@@ -38,7 +51,12 @@ impl ModuleCache {
             compiler,
             api,
             memory: moka::future::Cache::builder().max_capacity(entries).build(),
+            refused: moka::future::Cache::builder()
+                .max_capacity(1024)
+                .time_to_live(REFUSAL_TTL)
+                .build(),
             disk,
+            loading: Semaphore::new(CONCURRENT_LOADS),
         }
     }
 
@@ -54,10 +72,18 @@ impl ModuleCache {
                 "must be 64 lower-case hex digits",
             )]));
         }
-        self.memory
+        if let Some(refusal) = self.refused.get(sha256).await {
+            return Err(refusal);
+        }
+        let loaded = self
+            .memory
             .try_get_with(sha256.to_owned(), self.load(sha256))
             .await
-            .map_err(|error: Arc<Error>| (*error).clone())
+            .map_err(|error: Arc<Error>| (*error).clone());
+        if let Err(error @ (Error::InvalidModule { .. } | Error::MissingExport(_))) = &loaded {
+            self.refused.insert(sha256.to_owned(), error.clone()).await;
+        }
+        loaded
     }
 
     /// The linked module if it is in memory now; never fetches or compiles.
@@ -79,6 +105,7 @@ impl ModuleCache {
             .api
             .as_ref()
             .ok_or_else(|| Error::ModuleUnavailable("API_INTERNAL_URL is not configured".into()))?;
+        let _loading = self.loading.acquire().await.map_err(internal)?;
         let bytes = api.module(sha256).await.map_err(|error| match error {
             FetchError::NotFound => Error::ModuleNotFound(sha256.to_owned()),
             other => Error::ModuleUnavailable(other.to_string()),
@@ -163,7 +190,10 @@ impl DiskCache {
 
     fn read(&self, engine: &Engine, sha256: &str) -> Option<Module> {
         let path = self.path(sha256);
-        if !path.exists() {
+        let metadata = std::fs::symlink_metadata(&path).ok()?;
+        if let Err(why) = owned_privately(&metadata) {
+            tracing::warn!(path = %path.display(), why, "cached module not trusted; recompiling");
+            let _ = std::fs::remove_file(&path);
             return None;
         }
         match artifact::load_file(engine.wasmtime(), &path) {
@@ -176,16 +206,48 @@ impl DiskCache {
         }
     }
 
-    /// Best effort: a failed write only costs a recompilation later.
+    /// Best effort: a failed write only costs a recompilation later. Written to a name of its
+    /// own, flushed to disk, then renamed: a crash leaves either the old state or a whole file.
     fn write(&self, sha256: &str, artifact: &[u8]) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let path = self.path(sha256);
-        let partial = path.with_extension(format!("{}.partial", std::process::id()));
-        let result =
-            std::fs::write(&partial, artifact).and_then(|()| std::fs::rename(&partial, &path));
+        let partial = path.with_extension(format!(
+            "{}-{}.partial",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let result = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&partial)
+            .and_then(|mut file| {
+                file.write_all(artifact)?;
+                file.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&partial, &path));
         if let Err(error) = result {
+            let _ = std::fs::remove_file(&partial);
             tracing::warn!(%error, path = %path.display(), "could not cache a compiled module");
         }
     }
+}
+
+/// A cached file is run as machine code: it must be a regular file of this user that nobody
+/// else can write.
+fn owned_privately(metadata: &std::fs::Metadata) -> Result<(), &'static str> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !metadata.is_file() {
+        return Err("not a regular file");
+    }
+    if metadata.uid() != rustix::process::geteuid().as_raw() {
+        return Err("owned by another user");
+    }
+    if metadata.permissions().mode() & 0o022 != 0 {
+        return Err("writable by others");
+    }
+    Ok(())
 }
 
 /// The cache's directory: created mode 0700, and refused unless it is a real directory (not a
@@ -259,6 +321,21 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         let error = create_private_dir(&link).expect_err("refused");
         assert!(error.to_string().contains("not a directory"), "{error}");
+    }
+
+    #[test]
+    fn a_cached_file_must_be_a_private_regular_file() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let file = root.path().join("a.cwasm");
+        std::fs::write(&file, b"x").expect("written");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let metadata = |p: &Path| std::fs::symlink_metadata(p).expect("metadata");
+        assert_eq!(owned_privately(&metadata(&file)), Ok(()));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert_eq!(owned_privately(&metadata(&file)), Err("writable by others"));
+        let link = root.path().join("b.cwasm");
+        std::os::unix::fs::symlink(&file, &link).expect("symlink");
+        assert_eq!(owned_privately(&metadata(&link)), Err("not a regular file"));
     }
 
     #[test]

@@ -552,3 +552,19 @@ async fn webhook_and_hand_off_calls_end_at_fifteen_seconds() {
         assert_eq!(body["error"]["details"]["deadlineMs"], 15_000, "{body}");
     }
 }
+
+#[tokio::test]
+async fn a_module_refused_at_load_is_answered_again_without_fetching_it() {
+    let (upstream, runner) = setup().await;
+    let forbidden = Fixture {
+        imports: r#"(import "env" "abort" (func (param i32 i32 i32 i32)))"#.into(),
+        ..Fixture::answering(ANSWER)
+    };
+    let module = upstream.add_module(&forbidden.bytes());
+    for attempt in 0..3 {
+        let (status, body) = runner.post("/v1/invoke", &invoke_request(&module)).await;
+        assert_eq!(status, 422, "attempt {attempt}: {body}");
+        assert_eq!(body["error"]["details"]["code"], "forbidden_import");
+    }
+    assert_eq!(upstream.module_fetches(), 1, "the refusal was remembered");
+}

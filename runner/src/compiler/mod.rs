@@ -119,6 +119,10 @@ impl Compiler {
             .arg(self.limits.memory_mib.to_string())
             .arg(self.limits.cpu_seconds.to_string())
             .env_clear()
+            // The address-space limit counts what malloc reserves as well as what it uses: a
+            // couple of arenas, not one per core. The operator's thread count is kept.
+            .env("MALLOC_ARENA_MAX", "2")
+            .envs(std::env::var_os("RAYON_NUM_THREADS").map(|n| ("RAYON_NUM_THREADS", n)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
