@@ -53,6 +53,7 @@ impl Admission {
             *count += 1;
         }
         in_flight.total += 1;
+        drop(in_flight);
         // An up-down counter (SPEC Operations): +1 here, -1 when the call ends. Prometheus text
         // shows it as a gauge, as OpenTelemetry's exporter does with non-monotonic sums.
         metrics::gauge!("svc.app.calls.in_flight").increment(1.0);
@@ -83,6 +84,7 @@ impl Drop for Admitted {
                 in_flight.by_tenant.remove(&tenant);
             }
         }
+        drop(in_flight);
         metrics::gauge!("svc.app.calls.in_flight").decrement(1.0);
     }
 }

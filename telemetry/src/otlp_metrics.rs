@@ -8,7 +8,6 @@
 //! and registering again, which the facade's macros do on every use, is a map lookup.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -113,7 +112,7 @@ impl Recorder for OtlpRecorder {
             OtlpGauge {
                 instrument,
                 attributes: attributes(key),
-                value: AtomicU64::new(0f64.to_bits()),
+                value: Mutex::new(0.0),
             }
         }))
     }
@@ -168,35 +167,20 @@ enum GaugeInstrument {
 struct OtlpGauge {
     instrument: GaugeInstrument,
     attributes: Vec<KeyValue>,
-    /// The current value (f64 bits): a gauge's increments and a `set` both land here.
-    value: AtomicU64,
+    /// The current value: a gauge's increments and a `set` both land here. Updated and reported
+    /// under the lock, so that concurrent updates are reported in the order they were applied.
+    value: Mutex<f64>,
 }
 
 impl OtlpGauge {
     /// Applies `change` to the current value and reports the result.
     fn update(&self, change: impl Fn(f64) -> f64) {
-        let mut current = self.value.load(Ordering::Acquire);
-        loop {
-            let next = change(f64::from_bits(current));
-            match self.value.compare_exchange_weak(
-                current,
-                next.to_bits(),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    self.report(f64::from_bits(current), next);
-                    return;
-                }
-                Err(seen) => current = seen,
-            }
-        }
-    }
-
-    fn report(&self, before: f64, after: f64) {
+        let mut value = self.value.lock().unwrap_or_else(|e| e.into_inner());
+        let before = *value;
+        *value = change(before);
         match &self.instrument {
-            GaugeInstrument::Gauge(gauge) => gauge.record(after, &self.attributes),
-            GaugeInstrument::UpDown(counter) => counter.add(after - before, &self.attributes),
+            GaugeInstrument::Gauge(gauge) => gauge.record(*value, &self.attributes),
+            GaugeInstrument::UpDown(counter) => counter.add(*value - before, &self.attributes),
         }
     }
 }
