@@ -243,18 +243,23 @@ async fn deep_recursion_traps() {
     assert_eq!(body["error"]["code"], "trapped");
 }
 
-#[tokio::test]
-async fn a_module_error_or_nonzero_return_is_trapped_with_secrets_removed() {
+/// A module whose `invoke` sets an error text naming the secret, then ends with `ending`.
+fn failing_with_secret(ending: &str) -> Fixture {
     let message = format!("vendor refused key {SECRET}");
-    let fixture = Fixture {
+    Fixture {
         imports: r#"(import "extism:host/env" "error_set" (func $error_set (param i64)))"#.into(),
         invoke: format!(
-            "(call $error_set (call $to_kernel (i32.const 9216) (i32.const {}))) (i32.const 1)",
+            "(call $error_set (call $to_kernel (i32.const 9216) (i32.const {}))) {ending}",
             message.len()
         ),
         items: format!("(data (i32.const 9216) \"{}\")", wat_string(&message)),
         ..Fixture::default()
-    };
+    }
+}
+
+#[tokio::test]
+async fn a_module_error_or_nonzero_return_is_trapped_with_secrets_removed() {
+    let fixture = failing_with_secret("(i32.const 1)");
     let (upstream, runner) = setup().await;
     let (status, body) = invoke(&runner, &upstream, &fixture).await;
     assert_eq!(status, 502, "{body}");
@@ -578,16 +583,7 @@ async fn a_secret_never_reaches_the_runner_log() {
     let runner = Runner::start_logging_to(&upstream.url(), log.path()).await;
     let (status, body) = invoke(&runner, &upstream, &logging(3)).await;
     assert_eq!(status, 200, "{body}");
-    let message = format!("vendor refused key {SECRET}");
-    let failing = Fixture {
-        imports: r#"(import "extism:host/env" "error_set" (func $error_set (param i64)))"#.into(),
-        invoke: format!(
-            "(call $error_set (call $to_kernel (i32.const 9216) (i32.const {}))) (unreachable)",
-            message.len()
-        ),
-        items: format!("(data (i32.const 9216) \"{}\")", wat_string(&message)),
-        ..Fixture::default()
-    };
+    let failing = failing_with_secret("(unreachable)");
     let (status, body) = invoke(&runner, &upstream, &failing).await;
     assert_eq!(status, 502, "{body}");
     assert!(

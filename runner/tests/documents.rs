@@ -76,6 +76,14 @@ impl Setup {
     }
 
     /// Invokes `fixture` and answers its output and usage (the call must answer `ok`).
+    /// Gives the call one plain-text document `x`; answers its id.
+    fn add_text_document(&self) -> String {
+        let id = new_id();
+        self.upstream
+            .add_document(&self.call_id, TOKEN, &id, "text/plain", b"x");
+        id
+    }
+
     async fn output(&self, fixture: &Fixture, token: Option<&str>) -> (Value, Value) {
         let (status, body) = self.invoke(fixture, token).await;
         assert_eq!(status, 200, "{body}");
@@ -137,10 +145,7 @@ async fn a_call_with_its_token_lists_and_reads_its_documents() {
 #[tokio::test]
 async fn the_eleventh_read_is_refused_without_a_fetch() {
     let setup = setup().await;
-    let id = new_id();
-    setup
-        .upstream
-        .add_document(&setup.call_id, TOKEN, &id, "text/plain", b"x");
+    let id = setup.add_text_document();
     let reads = vec![id.as_str(); 11];
     let (out, usage) = setup.output(&reader(false, &reads), Some(TOKEN)).await;
     let reads = out["reads"].as_array().expect("reads");
@@ -156,10 +161,7 @@ async fn the_eleventh_read_is_refused_without_a_fetch() {
 #[tokio::test]
 async fn a_list_counts_against_the_same_ten_reads() {
     let setup = setup().await;
-    let id = new_id();
-    setup
-        .upstream
-        .add_document(&setup.call_id, TOKEN, &id, "text/plain", b"x");
+    let id = setup.add_text_document();
     let reads = vec![id.as_str(); 10];
     let (out, usage) = setup.output(&reader(true, &reads), Some(TOKEN)).await;
     assert!(out["list"]["items"].is_array(), "{out}");
@@ -172,10 +174,7 @@ async fn a_list_counts_against_the_same_ten_reads() {
 #[tokio::test]
 async fn without_a_call_token_documents_are_not_allowed_and_nothing_is_fetched() {
     let setup = setup().await;
-    let id = new_id();
-    setup
-        .upstream
-        .add_document(&setup.call_id, TOKEN, &id, "text/plain", b"x");
+    let id = setup.add_text_document();
     let (out, usage) = setup.output(&reader(true, &[&id]), None).await;
     assert_eq!(out["list"]["error"]["code"], "not_allowed", "{out}");
     assert_eq!(out["reads"][0]["error"]["code"], "not_allowed", "{out}");
@@ -187,10 +186,7 @@ async fn without_a_call_token_documents_are_not_allowed_and_nothing_is_fetched()
 #[tokio::test]
 async fn a_wrong_call_token_is_refused() {
     let setup = setup().await;
-    let id = new_id();
-    setup
-        .upstream
-        .add_document(&setup.call_id, TOKEN, &id, "text/plain", b"x");
+    let id = setup.add_text_document();
     let (out, _) = setup
         .output(&reader(true, &[&id]), Some("someone-elses-token"))
         .await;
@@ -205,10 +201,8 @@ async fn a_wrong_call_token_is_refused() {
 #[tokio::test]
 async fn a_document_id_that_is_not_a_uuid_is_an_invalid_request_and_never_fetched() {
     let setup = setup().await;
-    let id = new_id();
-    setup
-        .upstream
-        .add_document(&setup.call_id, TOKEN, &id, "text/plain", b"x");
+    // A document exists: the bad ids are refused for their shape, not for finding nothing.
+    setup.add_text_document();
     let (out, _) = setup
         .output(
             &reader(false, &["not-a-uuid", "../../app-modules/x", ""]),
