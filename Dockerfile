@@ -8,10 +8,17 @@
 # ---- build ----------------------------------------------------------------------------------
 FROM rust:1.95-bookworm AS builder
 
-# librdkafka is compiled from source by rdkafka-sys (cmake, sasl, ssl, zlib, curl headers).
+# What the native parts of the build need, on top of the compiler, make and headers of the
+# rust:bookworm image (Cargo.lock, default features):
+# - rdkafka-sys builds librdkafka with its own ./configure + make (not the cmake-build feature),
+#   passing --disable-ssl --disable-gssapi --disable-curl --disable-zstd: the only library it
+#   links is zlib (libz-sys, found with pkg-config; libz.so.1 is part of debian:bookworm-slim).
+# - aws-lc-sys (the rustls provider of aws-sdk-s3's default https client) compiles AWS-LC with
+#   cc from pregenerated sources on x86_64/aarch64 Linux; cmake is its fallback builder, hence
+#   kept. No Perl, Go or NASM needed. ring (reqwest's rustls) needs only cc.
+# Nothing links OpenSSL, Cyrus SASL or libcurl: no openssl-sys, sasl2-sys or curl-sys in Cargo.lock.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      cmake libssl-dev libsasl2-dev pkg-config zlib1g-dev libcurl4-openssl-dev \
+ && apt-get install -y --no-install-recommends cmake pkg-config zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -29,9 +36,11 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # ---- runtime --------------------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
 
-# curl only serves the container healthchecks.
+# ca-certificates: the S3 client (rustls with the platform's roots) for an https endpoint.
+# curl only serves the container healthchecks. The binaries need nothing else beyond glibc,
+# libgcc and zlib, which the slim image has.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates libssl3 libsasl2-2 libcurl4 curl \
+ && apt-get install -y --no-install-recommends ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --no-create-home --shell /usr/sbin/nologin app
@@ -42,6 +51,10 @@ USER app:app
 ENV LOG_LEVEL=info
 
 # ---- one target per service -----------------------------------------------------------------
+# SIGTERM starts a graceful stop: ingress and the runner drain requests for up to
+# SHUTDOWN_GRACE_SECONDS (30), ingress then flushes its producer (up to 5 s); give the container
+# longer than that before SIGKILL (docker-compose.yml: stop_grace_period).
+
 FROM runtime AS pipeline
 ENV WORKER_HEALTH_PORT=8082
 EXPOSE 8082
@@ -50,10 +63,22 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=6 \
 CMD ["pipeline"]
 
 FROM runtime AS runner
-ENV RUNNER_HOST=0.0.0.0 RUNNER_PORT=8090
+# Compiled modules are kept across restarts in RUNNER_MODULE_CACHE_DIR. The runner runs what it
+# finds there, so it uses the directory only when it is a real directory (not a symlink) owned by
+# its own user and not writable by group or others (runner/src/module_cache.rs); else it logs a
+# warning and recompiles every module. Made here, owned by app, mode 0700: a named volume mounted
+# on it starts as a copy of it, owner and mode included.
+USER root
+RUN mkdir -p /var/cache/apps-runner/modules \
+ && chown app:app /var/cache/apps-runner/modules \
+ && chmod 0700 /var/cache/apps-runner/modules
+USER app:app
+ENV RUNNER_HOST=0.0.0.0 RUNNER_PORT=8090 RUNNER_MODULE_CACHE_DIR=/var/cache/apps-runner/modules
 EXPOSE 8090
+# Liveness, not readiness: the runner is ready only once the API's internal listener answers
+# (API_INTERNAL_URL), and the API may itself wait for the runner to be healthy.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=6 \
-  CMD curl -fsS -o /dev/null "http://127.0.0.1:${RUNNER_PORT}/health/ready" || exit 1
+  CMD curl -fsS -o /dev/null "http://127.0.0.1:${RUNNER_PORT}/health" || exit 1
 CMD ["runner"]
 
 FROM runtime AS ingress
