@@ -1,8 +1,9 @@
-//! Configuration from the environment, validated at start-up: every problem is reported at once
-//! and the process refuses to start rather than run half-configured.
+//! The API's configuration, read from the environment at start-up (README "Configuration").
 
 use std::net::IpAddr;
 use std::time::Duration;
+
+use service::config::Env;
 
 use crate::auth::{Algorithm, AuthConfig};
 
@@ -28,122 +29,88 @@ impl std::fmt::Debug for StorageConfig {
 
 /// Everything the API needs to run.
 #[derive(Debug, Clone)]
-pub struct Config {
-    pub host: IpAddr,
-    pub port: u16,
-    pub internal_host: IpAddr,
-    pub internal_port: u16,
-    pub auth: AuthConfig,
-    pub rate_limit_per_minute: u32,
-    pub database_url: String,
-    pub database_pool_size: u32,
-    pub redis_url: String,
-    pub kafka_brokers: String,
-    pub storage: Option<StorageConfig>,
-    pub runner_token: Option<String>,
-    pub shutdown_grace: Duration,
-}
-
-/// The configuration could not be read; lists every problem.
-#[derive(Debug, thiserror::Error)]
-#[error("invalid configuration:\n  - {}", .0.join("\n  - "))]
-pub struct ConfigError(pub Vec<String>);
-
-/// Reads variables and collects problems.
-struct Env {
-    problems: Vec<String>,
-}
-
-impl Env {
-    fn text(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-    }
-
-    fn required(&mut self, name: &str) -> String {
-        self.text(name).unwrap_or_else(|| {
-            self.problems.push(format!("{name} is required"));
-            String::new()
-        })
-    }
-
-    fn parsed<T: std::str::FromStr>(&mut self, name: &str, default: T) -> T {
-        match self.text(name) {
-            None => default,
-            Some(raw) => raw.trim().parse().unwrap_or_else(|_| {
-                self.problems.push(format!("{name}={raw:?} is not valid"));
-                default
-            }),
-        }
-    }
+pub(crate) struct Config {
+    pub(crate) host: IpAddr,
+    pub(crate) port: u16,
+    pub(crate) internal_host: IpAddr,
+    pub(crate) internal_port: u16,
+    pub(crate) auth: AuthConfig,
+    pub(crate) rate_limit_per_minute: u32,
+    pub(crate) database_url: String,
+    pub(crate) database_pool_size: u32,
+    pub(crate) redis_url: String,
+    pub(crate) kafka_brokers: String,
+    pub(crate) storage: Option<StorageConfig>,
+    pub(crate) runner_token: Option<String>,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Config {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        let mut env = Env {
-            problems: Vec::new(),
-        };
+    pub(crate) fn read(env: &mut Env) -> Self {
         let host = env.parsed("API_HOST", IpAddr::from([0, 0, 0, 0]));
         let port = env.parsed("API_PORT", 8080u16);
-        let internal_host = env.parsed("API_INTERNAL_HOST", host);
+        let internal_host = env.parsed_opt("API_INTERNAL_HOST").unwrap_or(host);
         let internal_port = env.parsed("API_INTERNAL_PORT", 8081u16);
         if port == internal_port && port != 0 {
-            env.problems
-                .push("API_PORT and API_INTERNAL_PORT must differ".into());
+            env.problem("API_PORT and API_INTERNAL_PORT must differ");
         }
-        let auth = auth_config(&mut env);
+        let auth = auth_config(env);
         let rate_limit_per_minute = env.parsed("API_RATE_LIMIT_PER_MINUTE", 600u32);
         let database_url = env.required("DATABASE_URL");
         let database_pool_size = env.parsed("DATABASE_POOL_SIZE", 16u32);
         let redis_url = env.required("REDIS_URL");
         let kafka_brokers = env.required("KAFKA_BROKERS");
-        let storage = env.text("STORAGE_ENDPOINT").map(|endpoint| StorageConfig {
+        let endpoint = env.text("STORAGE_ENDPOINT");
+        let bucket = env.text_or("STORAGE_BUCKET", "app-modules");
+        let region = env.text_or("STORAGE_REGION", "us-east-1");
+        let access_key = env.text("STORAGE_ACCESS_KEY").unwrap_or_default();
+        let secret_key = env.text("STORAGE_SECRET_KEY").unwrap_or_default();
+        let storage = endpoint.map(|endpoint| StorageConfig {
             endpoint,
-            bucket: env
-                .text("STORAGE_BUCKET")
-                .unwrap_or_else(|| "app-modules".into()),
-            region: env
-                .text("STORAGE_REGION")
-                .unwrap_or_else(|| "us-east-1".into()),
-            access_key: env.text("STORAGE_ACCESS_KEY").unwrap_or_default(),
-            secret_key: env.text("STORAGE_SECRET_KEY").unwrap_or_default(),
+            bucket,
+            region,
+            access_key,
+            secret_key,
         });
         let runner_token = env.text("APP_RUNNER_TOKEN");
         let shutdown_grace = Duration::from_secs(env.parsed("SHUTDOWN_GRACE_SECONDS", 30u64));
-        if env.problems.is_empty() {
-            Ok(Self {
-                host,
-                port,
-                internal_host,
-                internal_port,
-                auth,
-                rate_limit_per_minute,
-                database_url,
-                database_pool_size,
-                redis_url,
-                kafka_brokers,
-                storage,
-                runner_token,
-                shutdown_grace,
-            })
-        } else {
-            Err(ConfigError(env.problems))
+        Self {
+            host,
+            port,
+            internal_host,
+            internal_port,
+            auth,
+            rate_limit_per_minute,
+            database_url,
+            database_pool_size,
+            redis_url,
+            kafka_brokers,
+            storage,
+            runner_token,
+            shutdown_grace,
         }
     }
 }
 
 fn auth_config(env: &mut Env) -> AuthConfig {
-    let algorithm = match env.text("JWT_ALGORITHM") {
-        None => Algorithm::Hs256,
-        Some(raw) => Algorithm::parse(&raw).unwrap_or_else(|| {
-            env.problems.push(format!(
-                "JWT_ALGORITHM={raw:?} is not one of HS256, RS256, ES256"
-            ));
-            Algorithm::Hs256
-        }),
-    };
+    let raw = env.text_or("JWT_ALGORITHM", "HS256");
+    let algorithm = Algorithm::parse(&raw).unwrap_or_else(|| {
+        env.problem(format!(
+            "JWT_ALGORITHM={raw:?} is not one of HS256, RS256, ES256"
+        ));
+        Algorithm::Hs256
+    });
+    let secret = env.text("JWT_SECRET");
+    let pem = env.text("JWT_PUBLIC_KEY");
+    let pem_file = env.text("JWT_PUBLIC_KEY_FILE");
     let key = match algorithm {
-        Algorithm::Hs256 => env.required("JWT_SECRET").into_bytes(),
-        Algorithm::Rs256 | Algorithm::Es256 => public_key(env),
+        Algorithm::Hs256 => secret
+            .unwrap_or_else(|| {
+                env.problem("JWT_SECRET is required for HS256");
+                String::new()
+            })
+            .into_bytes(),
+        Algorithm::Rs256 | Algorithm::Es256 => public_key(env, pem, pem_file),
     };
     AuthConfig {
         algorithm,
@@ -154,20 +121,18 @@ fn auth_config(env: &mut Env) -> AuthConfig {
     }
 }
 
-/// `JWT_PUBLIC_KEY` (PEM text) or `JWT_PUBLIC_KEY_FILE` (path to a PEM file).
-fn public_key(env: &mut Env) -> Vec<u8> {
-    if let Some(pem) = env.text("JWT_PUBLIC_KEY") {
+/// `JWT_PUBLIC_KEY` (PEM text, `\n` escapes allowed) or `JWT_PUBLIC_KEY_FILE` (a PEM file).
+fn public_key(env: &mut Env, pem: Option<String>, file: Option<String>) -> Vec<u8> {
+    if let Some(pem) = pem {
         return pem.replace("\\n", "\n").into_bytes();
     }
-    match env.text("JWT_PUBLIC_KEY_FILE") {
+    match file {
         Some(path) => std::fs::read(&path).unwrap_or_else(|e| {
-            env.problems
-                .push(format!("JWT_PUBLIC_KEY_FILE={path:?} cannot be read: {e}"));
+            env.problem(format!("JWT_PUBLIC_KEY_FILE={path:?} cannot be read: {e}"));
             Vec::new()
         }),
         None => {
-            env.problems
-                .push("JWT_PUBLIC_KEY or JWT_PUBLIC_KEY_FILE is required for RS256/ES256".into());
+            env.problem("JWT_PUBLIC_KEY or JWT_PUBLIC_KEY_FILE is required for RS256/ES256");
             Vec::new()
         }
     }

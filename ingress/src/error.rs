@@ -1,32 +1,40 @@
-//! Every failure the API answers, and the one exhaustive mapping from failure to status, code and
-//! envelope (SPEC §2.1, §7). Handlers return [`Error`]; only [`crate::response`] renders it.
+//! Every failure the API answers, and the one exhaustive mapping from failure to status, code,
+//! message, details and headers (SPEC §2.1, §7). Handlers return [`Error`];
+//! `service::http::response::error` writes its envelope.
 
-use http::StatusCode;
+use std::borrow::Cow;
+
+use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::Serialize;
 use serde_json::{Value, json};
+use service::health::NotReady;
+use service::http::HttpError;
 
 /// Where a validation issue was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Location {
+pub(crate) enum Location {
     Query,
     Path,
-    Header,
     Body,
 }
 
 /// One reason a request is invalid (`details.issues[]` of `validation_error`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Issue {
+pub(crate) struct Issue {
     #[serde(rename = "in")]
-    pub location: Location,
+    pub(crate) location: Location,
     /// Parameter name, or JSON Pointer into the body (`""` for the whole body).
-    pub path: String,
-    pub message: String,
+    pub(crate) path: String,
+    pub(crate) message: String,
 }
 
 impl Issue {
-    pub fn new(location: Location, path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        location: Location,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             location,
             path: path.into(),
@@ -38,7 +46,7 @@ impl Issue {
 /// Why a bearer token was refused. Never shown to the caller beyond a generic message: the
 /// reason goes to the log line, so forged tokens teach an attacker nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthFailure {
+pub(crate) enum AuthFailure {
     Missing,
     NotBearer,
     Invalid,
@@ -48,7 +56,7 @@ pub enum AuthFailure {
 }
 
 impl AuthFailure {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AuthFailure::Missing => "missing",
             AuthFailure::NotBearer => "not_bearer",
@@ -60,9 +68,18 @@ impl AuthFailure {
     }
 }
 
+impl From<service::http::bearer::NoBearer> for AuthFailure {
+    fn from(no_bearer: service::http::bearer::NoBearer) -> Self {
+        match no_bearer {
+            service::http::bearer::NoBearer::Missing => AuthFailure::Missing,
+            service::http::bearer::NoBearer::NotBearer => AuthFailure::NotBearer,
+        }
+    }
+}
+
 /// Failures of the API.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error("not found")]
     NotFound,
     #[error("method not allowed")]
@@ -71,8 +88,6 @@ pub enum Error {
     PayloadTooLarge { limit: usize },
     #[error("validation failed")]
     Validation(Vec<Issue>),
-    #[error("unsupported media type")]
-    UnsupportedMediaType { expected: &'static str },
     #[error("unauthorized: {}", .0.as_str())]
     Unauthorized(AuthFailure),
     #[error("forbidden: needs {permission}")]
@@ -80,10 +95,7 @@ pub enum Error {
     #[error("rate limited")]
     RateLimited { retry_after_seconds: u64 },
     #[error("not ready")]
-    NotReady {
-        unreachable: Vec<&'static str>,
-        checks: Value,
-    },
+    NotReady(NotReady),
     #[error("service unavailable: {0}")]
     Unavailable(String),
     #[error("internal error: {0}")]
@@ -91,7 +103,7 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn validation(
+    pub(crate) fn validation(
         location: Location,
         path: impl Into<String>,
         message: impl Into<String>,
@@ -99,63 +111,62 @@ impl Error {
         Error::Validation(vec![Issue::new(location, path, message)])
     }
 
-    pub fn status(&self) -> StatusCode {
+    /// Whether the failure is the server's (logged at error level, counted as 5xx).
+    pub(crate) fn is_server_fault(&self) -> bool {
+        self.status().is_server_error()
+    }
+}
+
+impl HttpError for Error {
+    fn status(&self) -> StatusCode {
         match self {
             Error::NotFound => StatusCode::NOT_FOUND,
             Error::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Error::Validation(_) => StatusCode::BAD_REQUEST,
-            Error::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Error::Forbidden { .. } => StatusCode::FORBIDDEN,
             Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Error::NotReady { .. } | Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::NotReady(_) | Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
-    pub fn code(&self) -> &'static str {
+    fn code(&self) -> &'static str {
         match self {
             Error::NotFound => "not_found",
             Error::MethodNotAllowed { .. } => "method_not_allowed",
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::Validation(_) => "validation_error",
-            Error::UnsupportedMediaType { .. } => "unsupported_media_type",
             Error::Unauthorized(_) => "unauthorized",
             Error::Forbidden { .. } => "forbidden",
             Error::RateLimited { .. } => "rate_limited",
-            Error::NotReady { .. } => "not_ready",
+            Error::NotReady(not_ready) => not_ready.code(),
             Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
         }
     }
 
-    /// The caller-facing message. Internal causes stay in the log.
-    pub fn message(&self) -> String {
+    fn message(&self) -> Cow<'static, str> {
         match self {
             Error::NotFound => "Not found.".into(),
-            Error::MethodNotAllowed { allow } => format!("Method not allowed; allowed: {allow}."),
-            Error::PayloadTooLarge { limit } => format!("Body larger than {limit} bytes."),
-            Error::Validation(_) => "The request is invalid.".into(),
-            Error::UnsupportedMediaType { expected } => {
-                format!("Expected content type {expected}.")
+            Error::MethodNotAllowed { allow } => {
+                format!("Method not allowed; allowed: {allow}.").into()
             }
+            Error::PayloadTooLarge { limit } => format!("Body larger than {limit} bytes.").into(),
+            Error::Validation(_) => "The request is invalid.".into(),
             Error::Unauthorized(_) => "A valid bearer token is required.".into(),
-            Error::Forbidden { permission } => format!("Missing permission {permission}."),
+            Error::Forbidden { permission } => format!("Missing permission {permission}.").into(),
             Error::RateLimited {
                 retry_after_seconds,
-            } => {
-                format!("Rate limit exceeded; retry in {retry_after_seconds} s.")
-            }
-            Error::NotReady { unreachable, .. } => {
-                format!("Not ready; unreachable: {}.", unreachable.join(", "))
-            }
+            } => format!("Rate limit exceeded; retry in {retry_after_seconds} s.").into(),
+            Error::NotReady(not_ready) => not_ready.message(),
             Error::Unavailable(_) => "A dependency is unavailable; retry later.".into(),
             Error::Internal(_) => "Internal error.".into(),
         }
     }
 
-    pub fn details(&self) -> Option<Value> {
+    fn details(&self) -> Option<Value> {
         match self {
             Error::Validation(issues) => Some(json!({ "issues": issues })),
             Error::RateLimited {
@@ -163,22 +174,38 @@ impl Error {
             } => Some(json!({ "retryAfterSeconds": retry_after_seconds })),
             Error::PayloadTooLarge { limit } => Some(json!({ "limitBytes": limit })),
             Error::Forbidden { permission } => Some(json!({ "permission": permission })),
-            Error::NotReady {
-                unreachable,
-                checks,
-            } => Some(json!({ "unreachable": unreachable, "checks": checks })),
+            Error::NotReady(not_ready) => not_ready.details(),
             Error::NotFound
             | Error::MethodNotAllowed { .. }
-            | Error::UnsupportedMediaType { .. }
             | Error::Unauthorized(_)
             | Error::Unavailable(_)
             | Error::Internal(_) => None,
         }
     }
 
-    /// Whether the failure is the server's (logged at error level, counted as 5xx).
-    pub fn is_server_fault(&self) -> bool {
-        self.status().is_server_error()
+    fn headers(&self, headers: &mut HeaderMap) {
+        match self {
+            Error::MethodNotAllowed { allow } => {
+                if let Ok(value) = HeaderValue::from_str(allow) {
+                    headers.insert(http::header::ALLOW, value);
+                }
+            }
+            Error::RateLimited {
+                retry_after_seconds,
+            } => {
+                headers.insert(
+                    http::header::RETRY_AFTER,
+                    HeaderValue::from(*retry_after_seconds),
+                );
+            }
+            Error::Unauthorized(_) => {
+                headers.insert(
+                    http::header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer"),
+                );
+            }
+            _ => {}
+        }
     }
 }
 
@@ -188,35 +215,6 @@ impl From<readers::Error> for Error {
             Error::Unavailable(error.to_string())
         } else {
             Error::Internal(error.to_string())
-        }
-    }
-}
-
-/// The error envelope of SPEC §2.1.
-#[derive(Debug, Serialize)]
-pub struct Envelope<'a> {
-    pub error: EnvelopeBody<'a>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EnvelopeBody<'a> {
-    pub code: &'a str,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    pub request_id: &'a str,
-}
-
-impl Error {
-    pub fn envelope<'a>(&'a self, request_id: &'a str) -> Envelope<'a> {
-        Envelope {
-            error: EnvelopeBody {
-                code: self.code(),
-                message: self.message(),
-                details: self.details(),
-                request_id,
-            },
         }
     }
 }

@@ -1,24 +1,51 @@
-//! The internal listener (`API_INTERNAL_PORT`): module fetch for the runner, and health. It is a
-//! separate socket with its own routing table, so no public route reaches it and back.
+//! The internal listener (`API_INTERNAL_PORT`): module fetch for the runner, and health. A
+//! separate socket with its own route enum, so no public route reaches it and back.
 
 use std::sync::Arc;
 
-use http::{Request, Response};
+use http::{Method, Request, Response};
 use hyper::body::Incoming;
-use subtle::ConstantTimeEq;
+use service::health::{self, OperationalRoute};
+use service::http::{Body, Route, Routed, Router, bearer, request_id, response};
 
-use crate::auth::verifier::bearer_token;
 use crate::error::{AuthFailure, Error};
-use crate::health;
-use crate::response::{self, Body};
-use crate::router::{Access, Lookup, RouteId, Router};
 use crate::routes;
 use crate::state::State;
-use telemetry::request_id;
 
-pub async fn handle(
+/// Every route of the internal listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InternalRoute {
+    Operational(OperationalRoute),
+    /// `GET /internal/app-modules/:sha256`, with the runner's bearer.
+    FetchModule,
+}
+
+impl Route for InternalRoute {
+    // Metrics are scraped from the public listener (or METRICS_PORT), not from this one.
+    const ALL: &'static [Self] = &[
+        InternalRoute::Operational(OperationalRoute::Live),
+        InternalRoute::Operational(OperationalRoute::Ready),
+        InternalRoute::FetchModule,
+    ];
+
+    fn method(self) -> Method {
+        match self {
+            InternalRoute::Operational(route) => route.method(),
+            InternalRoute::FetchModule => Method::GET,
+        }
+    }
+
+    fn pattern(self) -> &'static str {
+        match self {
+            InternalRoute::Operational(route) => route.pattern(),
+            InternalRoute::FetchModule => "/internal/app-modules/{sha256}",
+        }
+    }
+}
+
+pub(crate) async fn handle(
     state: State,
-    router: Arc<Router>,
+    router: Arc<Router<InternalRoute>>,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let request_id = request_id::from_header(request.headers().get(request_id::HEADER));
@@ -36,41 +63,23 @@ pub async fn handle(
 
 async fn route(
     state: &State,
-    router: &Router,
+    router: &Router<InternalRoute>,
     request: &Request<Incoming>,
 ) -> Result<Response<Body>, Error> {
-    let (spec, params) = match router.lookup(request.method(), request.uri().path()) {
-        Lookup::Found(spec, params) => (spec, params),
-        Lookup::MethodNotAllowed { allow, .. } => return Err(Error::MethodNotAllowed { allow }),
-        Lookup::NotFound => return Err(Error::NotFound),
-    };
-    if spec.access == Access::RunnerToken {
-        check_runner_token(state, request)?;
-    }
-    match spec.id {
-        RouteId::Health => Ok(health::live()),
-        RouteId::Ready => health::ready(state).await,
-        RouteId::FetchModule => {
+    match router.route(request.method(), request.uri().path()) {
+        Routed::Found(InternalRoute::Operational(route), _) => {
+            health::answer(route, &state.readiness, &state.metrics)
+                .await
+                .map_err(Error::NotReady)
+        }
+        Routed::Found(InternalRoute::FetchModule, params) => {
+            // Without APP_RUNNER_TOKEN nobody passes.
+            if !bearer::is_shared_token(request.headers(), state.config.runner_token.as_deref()) {
+                return Err(Error::Unauthorized(AuthFailure::Invalid));
+            }
             routes::app_modules::fetch(state, params.get("sha256").unwrap_or_default()).await
         }
-        RouteId::Metrics | RouteId::ListInvocations | RouteId::GetInvocation => {
-            Err(Error::NotFound)
-        }
-    }
-}
-
-/// The runner's bearer, compared in constant time. Without `APP_RUNNER_TOKEN` nobody passes.
-fn check_runner_token(state: &State, request: &Request<Incoming>) -> Result<(), Error> {
-    let presented = bearer_token(request.headers().get(http::header::AUTHORIZATION))
-        .map_err(Error::Unauthorized)?;
-    let expected = state
-        .config
-        .runner_token
-        .as_deref()
-        .ok_or(Error::Unauthorized(AuthFailure::Invalid))?;
-    if bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(Error::Unauthorized(AuthFailure::Invalid))
+        Routed::MethodNotAllowed { allow, .. } => Err(Error::MethodNotAllowed { allow }),
+        Routed::NotFound => Err(Error::NotFound),
     }
 }

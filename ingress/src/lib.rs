@@ -1,20 +1,31 @@
-//! The API: a hand-routed hyper server with a public listener (routes, auth, rate limits,
-//! request ids, the error envelope) and an internal listener for the runner.
+//! The API: a hand-routed hyper server with a public listener (`public`: routes, auth, rate
+//! limits, request ids, the error envelope, validation, reads) and an internal listener for the
+//! runner (`internal`: module fetch). `cli` is the command line: serve (the default) or mint a
+//! development token.
+//!
+//! The crate is a binary; the library target exposes only what its integration tests use: the
+//! command line's `main`, token minting and the object store.
 
-pub mod auth;
-pub mod body;
-pub mod config;
-pub mod error;
-pub mod health;
-pub mod internal;
-pub mod object_store;
-pub mod observe;
-pub mod public;
-pub mod query;
-pub mod rate_limit;
-pub mod read_cache;
-pub mod read_cache_listener;
-pub mod response;
-pub mod router;
-pub mod routes;
-pub mod state;
+mod auth;
+mod body;
+mod cli;
+mod config;
+mod error;
+mod health;
+mod internal;
+mod object_store;
+mod public;
+mod query;
+mod rate_limit;
+mod read_cache;
+mod read_cache_listener;
+mod routes;
+mod serve;
+mod state;
+
+pub use auth::claims::Kind;
+pub use auth::mint::{TokenRequest, mint};
+pub use auth::permission::Role;
+pub use cli::main;
+pub use config::StorageConfig;
+pub use object_store::ObjectStore;

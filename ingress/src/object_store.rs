@@ -4,6 +4,7 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::primitives::ByteStream;
+use schema::module::Sha256;
 
 use crate::config::StorageConfig;
 
@@ -53,7 +54,7 @@ impl ObjectStore {
     }
 
     /// The key of a module by its sha256.
-    pub fn module_key(sha256: &str) -> String {
+    pub fn module_key(sha256: &Sha256) -> String {
         format!("modules/{sha256}.wasm")
     }
 

@@ -1,115 +1,153 @@
-//! The public request path: route → count (rate limit) → authenticate → authorise → size
-//! check → handler, with the envelope, request id and cache headers on every answer.
+//! The public listener (`API_PORT`): its routes, and the path every request takes: route →
+//! count against the caller's rate limit → authenticate → authorise → body limit → handler,
+//! with the envelope, request id and cache headers on every answer. Health and metrics are
+//! answered before any of that: not counted, not traced, not logged.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{Request, Response};
+use http::{Method, Request, Response};
 use hyper::body::Incoming;
+use service::health::{self, OperationalRoute};
+use service::http::{Body, Route, Routed, Router, bearer, observe, request_id, response};
 use tracing::Instrument;
 
-use crate::auth::Principal;
-use crate::auth::claims::Kind;
-use crate::auth::verifier::bearer_token;
+use crate::auth::{Permission, Principal};
 use crate::body;
-use crate::error::Error;
-use crate::health;
-use crate::observe;
+use crate::error::{AuthFailure, Error};
 use crate::rate_limit::{Caller, Decision};
-use crate::response::{self, Body};
-use crate::router::{Access, Lookup, Params, RouteId, RouteSpec, Router};
 use crate::routes;
 use crate::state::State;
-use telemetry::request_id;
 
-/// Serves one request of the public listener. Never fails: every error is an envelope.
-pub async fn handle(
+/// Every route of the public listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PublicRoute {
+    /// Health and metrics: no token, not counted, not traced.
+    Operational(OperationalRoute),
+    /// The API: a token, counted against its caller.
+    Api(ApiRoute),
+}
+
+/// The routes of the API proper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRoute {
+    ListInvocations,
+    GetInvocation,
+}
+
+impl Route for PublicRoute {
+    const ALL: &'static [Self] = &[
+        PublicRoute::Operational(OperationalRoute::Live),
+        PublicRoute::Operational(OperationalRoute::Ready),
+        PublicRoute::Operational(OperationalRoute::Metrics),
+        PublicRoute::Api(ApiRoute::ListInvocations),
+        PublicRoute::Api(ApiRoute::GetInvocation),
+    ];
+
+    fn method(self) -> Method {
+        match self {
+            PublicRoute::Operational(route) => route.method(),
+            PublicRoute::Api(ApiRoute::ListInvocations | ApiRoute::GetInvocation) => Method::GET,
+        }
+    }
+
+    fn pattern(self) -> &'static str {
+        match self {
+            PublicRoute::Operational(route) => route.pattern(),
+            PublicRoute::Api(ApiRoute::ListInvocations) => "/app-invocations",
+            PublicRoute::Api(ApiRoute::GetInvocation) => "/app-invocations/{id}",
+        }
+    }
+}
+
+impl ApiRoute {
+    /// The permission a caller's token must hold.
+    fn permission(self) -> Permission {
+        match self {
+            ApiRoute::ListInvocations | ApiRoute::GetInvocation => Permission::AppsRead,
+        }
+    }
+
+    fn body_limit(self) -> usize {
+        body::JSON_LIMIT
+    }
+}
+
+/// The path parameters of a matched route.
+#[derive(Debug, Default)]
+struct PathParams<'r>(Vec<(&'r str, String)>);
+
+impl PathParams<'_> {
+    fn get(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Serves one request of the public listener. Never fails: every failure is an envelope.
+pub(crate) async fn handle(
     state: State,
-    router: Arc<Router>,
+    router: Arc<Router<PublicRoute>>,
     peer: IpAddr,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let request_id = request_id::from_header(request.headers().get(request_id::HEADER));
-    let lookup = router.lookup(request.method(), request.uri().path());
-    if let Lookup::Found(spec, _) = &lookup
-        && spec.access == Access::Operational
-    {
-        let mut answer = operational(&state, spec.id)
-            .await
-            .unwrap_or_else(|e| response::error(&e, &request_id));
-        response::finish(&mut answer, &request_id);
-        return answer;
-    }
-
-    let route = match &lookup {
-        Lookup::Found(spec, _) => spec.pattern,
-        Lookup::MethodNotAllowed { pattern, .. } => pattern,
-        Lookup::NotFound => "unmatched",
+    let routed = router.route(request.method(), request.uri().path());
+    let label = routed.label();
+    let (route, params) = match routed {
+        Routed::Found(PublicRoute::Operational(route), _) => {
+            let answer = health::answer(route, &state.readiness, &state.metrics).await;
+            let mut answer = answer.unwrap_or_else(|e| response::error(&e, &request_id));
+            response::finish(&mut answer, &request_id);
+            return answer;
+        }
+        Routed::Found(PublicRoute::Api(route), params) => {
+            let params = params.iter().map(|(k, v)| (k, v.to_owned())).collect();
+            (Ok(route), PathParams(params))
+        }
+        Routed::MethodNotAllowed { allow, .. } => (
+            Err(Error::MethodNotAllowed { allow }),
+            PathParams::default(),
+        ),
+        Routed::NotFound => (Err(Error::NotFound), PathParams::default()),
     };
+
     let method = request.method().clone();
-    let span = observe::request_span(&method, route, &request_id, request.headers());
+    let span = observe::request_span(&method, label, &request_id, request.headers());
     let started = Instant::now();
-    let (result, decision) = counted(&state, lookup, peer, request, &span)
+    let (result, decision) = counted(&state, route, params, peer, request, &span)
         .instrument(span.clone())
         .await;
-    let mut answer = match result {
-        Ok(answer) => answer,
-        Err(error) => {
-            if error.is_server_fault() {
-                let _entered = span.enter();
-                tracing::error!(%error, "request failed");
-            }
-            response::error(&error, &request_id)
+    let mut answer = result.unwrap_or_else(|error| {
+        if error.is_server_fault() {
+            tracing::error!(parent: &span, %error, "request failed");
         }
-    };
+        response::error(&error, &request_id)
+    });
     if let Some(decision) = decision {
         decision.write_headers(answer.headers_mut());
     }
     response::finish(&mut answer, &request_id);
-    observe::finish_request(&span, &method, route, answer.status(), started.elapsed());
+    observe::finish(&span, &method, label, answer.status(), started.elapsed());
     answer
 }
 
-/// Health and metrics: not counted, not traced.
-async fn operational(state: &State, id: RouteId) -> Result<Response<Body>, Error> {
-    match id {
-        RouteId::Health => Ok(health::live()),
-        RouteId::Ready => health::ready(state).await,
-        RouteId::Metrics => Ok(response::text(
-            state.metrics.render(),
-            "text/plain; version=0.0.4; charset=utf-8",
-        )),
-        RouteId::ListInvocations | RouteId::GetInvocation | RouteId::FetchModule => {
-            Err(Error::NotFound)
-        }
-    }
-}
-
-/// A request that counts against its caller's rate limit.
+/// A request that counts against its caller's rate limit: the token's principal, or the
+/// client address when there is no valid token (or no route).
 async fn counted(
     state: &State,
-    lookup: Lookup<'_>,
+    route: Result<ApiRoute, Error>,
+    params: PathParams<'_>,
     peer: IpAddr,
     request: Request<Incoming>,
     span: &tracing::Span,
 ) -> (Result<Response<Body>, Error>, Option<Decision>) {
-    let (spec, params, unrouted) = match lookup {
-        Lookup::Found(spec, params) => (Some(spec), params, Error::NotFound),
-        Lookup::MethodNotAllowed { allow, .. } => {
-            (None, Params::default(), Error::MethodNotAllowed { allow })
-        }
-        Lookup::NotFound => (None, Params::default(), Error::NotFound),
-    };
-    let authenticated = match spec.map(|s| s.access) {
-        Some(Access::Token(_)) => Some(
-            bearer_token(request.headers().get(http::header::AUTHORIZATION))
-                .and_then(|token| state.verifier.verify(token)),
-        ),
-        _ => None,
-    };
+    let authenticated = route.map(|route| (route, authenticate(state, &request)));
     let caller = match &authenticated {
-        Some(Ok(principal)) => caller_of(principal),
+        Ok((_, Ok(principal))) => caller_of(principal),
         _ => Caller::Address(peer),
     };
     let decision = state.limiter.check(&caller);
@@ -118,38 +156,35 @@ async fn counted(
         ..
     }) = decision
     {
-        return (
-            Err(Error::RateLimited {
-                retry_after_seconds,
-            }),
-            decision,
-        );
+        let limited = Error::RateLimited {
+            retry_after_seconds,
+        };
+        return (Err(limited), decision);
     }
-    let Some(spec) = spec else {
-        return (Err(unrouted), decision);
-    };
-    let principal = match authenticated {
-        Some(Ok(principal)) => {
-            observe::record_principal(span, &principal);
-            Some(principal)
-        }
-        Some(Err(failure)) => {
+    let (route, principal) = match authenticated {
+        Ok((route, Ok(principal))) => (route, principal),
+        Ok((_, Err(failure))) => {
             tracing::info!(reason = failure.as_str(), "token refused");
             return (Err(Error::Unauthorized(failure)), decision);
         }
-        None => None,
+        Err(unrouted) => return (Err(unrouted), decision),
     };
-    (
-        authorised(state, spec, params, principal, request).await,
-        decision,
-    )
+    principal.record_on(span);
+    let answer = authorised(state, route, &params, principal, request).await;
+    (answer, decision)
 }
 
-/// The caller a principal's requests count against (SPEC §8 rule 3).
+fn authenticate(state: &State, request: &Request<Incoming>) -> Result<Principal, AuthFailure> {
+    let token = bearer::token(request.headers()).map_err(AuthFailure::from)?;
+    state.verifier.verify(token)
+}
+
+/// The caller a principal's requests count against (SPEC §8 rule 3): an applicant's
+/// submission (every tab shares it), else the tenant's user.
 fn caller_of(principal: &Principal) -> Caller {
-    match (principal.kind, principal.submission) {
-        (Kind::Applicant, Some(submission)) => Caller::Submission(submission),
-        _ => Caller::User {
+    match principal.submission {
+        Some(submission) => Caller::Submission(submission),
+        None => Caller::User {
             tenant: principal.tenant,
             sub: principal.sub.clone(),
         },
@@ -158,32 +193,25 @@ fn caller_of(principal: &Principal) -> Caller {
 
 async fn authorised(
     state: &State,
-    spec: &RouteSpec,
-    params: Params,
-    principal: Option<Principal>,
+    route: ApiRoute,
+    params: &PathParams<'_>,
+    principal: Principal,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Error> {
-    if let (Access::Token(permission), Some(principal)) = (spec.access, &principal)
-        && !principal.has(permission)
-    {
+    let permission = route.permission();
+    if !principal.has(permission) {
         return Err(Error::Forbidden {
             permission: permission.as_str(),
         });
     }
     let (parts, mut body) = request.into_parts();
-    body::refuse_declared_oversize(&parts.headers, &mut body, spec.body_limit).await?;
-    let request = Request::from_parts(parts, body);
-    let principal = principal.ok_or(Error::Unauthorized(crate::error::AuthFailure::Missing));
-    match spec.id {
-        RouteId::ListInvocations => {
-            routes::app_invocations::list(state, &principal?, request.uri().query()).await
+    body::refuse_declared_oversize(&parts.headers, &mut body, route.body_limit()).await?;
+    match route {
+        ApiRoute::ListInvocations => {
+            routes::app_invocations::list(state, &principal, parts.uri.query()).await
         }
-        RouteId::GetInvocation => {
-            let id = params.get("id").unwrap_or_default();
-            routes::app_invocations::get(state, &principal?, id).await
-        }
-        RouteId::Health | RouteId::Ready | RouteId::Metrics | RouteId::FetchModule => {
-            Err(Error::NotFound)
+        ApiRoute::GetInvocation => {
+            routes::app_invocations::get(state, &principal, params.get("id")).await
         }
     }
 }

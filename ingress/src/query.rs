@@ -2,7 +2,6 @@
 //! request is collected and answered together in one `validation_error`.
 
 use std::borrow::Cow;
-use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -10,18 +9,18 @@ use uuid::Uuid;
 use crate::error::{Error, Issue, Location};
 
 /// Largest `offset` accepted: deeper pages should narrow with `from`/`to` instead.
-pub const MAX_OFFSET: i64 = 1_000_000;
+pub(crate) const MAX_OFFSET: i64 = 1_000_000;
 
 /// The parameters of one request and the issues found reading them.
 #[derive(Debug)]
-pub struct Query<'a> {
+pub(crate) struct Query<'a> {
     pairs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     taken: Vec<bool>,
     issues: Vec<Issue>,
 }
 
 impl<'a> Query<'a> {
-    pub fn parse(raw: Option<&'a str>) -> Self {
+    pub(crate) fn parse(raw: Option<&'a str>) -> Self {
         let pairs: Vec<_> = raw
             .map(|q| form_urlencoded::parse(q.as_bytes()).collect())
             .unwrap_or_default();
@@ -38,7 +37,7 @@ impl<'a> Query<'a> {
     }
 
     /// Every value of `name`, marking them read.
-    pub fn all(&mut self, name: &str) -> Vec<Cow<'a, str>> {
+    pub(crate) fn all(&mut self, name: &str) -> Vec<Cow<'a, str>> {
         let mut values = Vec::new();
         for (i, (key, value)) in self.pairs.iter().enumerate() {
             if key == name {
@@ -50,7 +49,7 @@ impl<'a> Query<'a> {
     }
 
     /// The single value of `name`; given twice is an issue.
-    pub fn one(&mut self, name: &str) -> Option<Cow<'a, str>> {
+    pub(crate) fn one(&mut self, name: &str) -> Option<Cow<'a, str>> {
         let mut values = self.all(name);
         if values.len() > 1 {
             self.issue(name, "must be given at most once");
@@ -59,19 +58,7 @@ impl<'a> Query<'a> {
         values.pop()
     }
 
-    /// A parsed value of `name`, with `expected` describing it when it does not parse.
-    pub fn parsed<T: FromStr>(&mut self, name: &str, expected: &str) -> Option<T> {
-        let raw = self.one(name)?;
-        match raw.parse() {
-            Ok(value) => Some(value),
-            Err(_) => {
-                self.issue(name, format!("must be {expected}"));
-                None
-            }
-        }
-    }
-
-    pub fn uuid(&mut self, name: &str) -> Option<Uuid> {
+    pub(crate) fn uuid(&mut self, name: &str) -> Option<Uuid> {
         let raw = self.one(name)?;
         match Uuid::try_parse(&raw) {
             Ok(id) => Some(id),
@@ -83,7 +70,7 @@ impl<'a> Query<'a> {
     }
 
     /// An RFC 3339 date-time (`2026-11-22T10:00:00Z`, an offset, fractions allowed).
-    pub fn date_time(&mut self, name: &str) -> Option<DateTime<Utc>> {
+    pub(crate) fn date_time(&mut self, name: &str) -> Option<DateTime<Utc>> {
         let raw = self.one(name)?;
         match DateTime::parse_from_rfc3339(&raw) {
             Ok(time) => Some(time.with_timezone(&Utc)),
@@ -98,7 +85,7 @@ impl<'a> Query<'a> {
     }
 
     /// An integer in `[min, max]`, or `default` when absent.
-    pub fn integer(&mut self, name: &str, min: i64, max: i64, default: i64) -> i64 {
+    pub(crate) fn integer(&mut self, name: &str, min: i64, max: i64, default: i64) -> i64 {
         let Some(raw) = self.one(name) else {
             return default;
         };
@@ -112,12 +99,12 @@ impl<'a> Query<'a> {
     }
 
     /// Adds an issue found by the caller's own check.
-    pub fn reject(&mut self, name: &str, message: impl Into<String>) {
+    pub(crate) fn reject(&mut self, name: &str, message: impl Into<String>) {
         self.issue(name, message);
     }
 
     /// Fails with every issue found, unknown parameters included.
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
         let unknown: Vec<String> = self
             .pairs
             .iter()

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 /// Who a request is counted against.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Caller {
+pub(crate) enum Caller {
     /// A human or machine user of a tenant.
     User { tenant: Uuid, sub: Arc<str> },
     /// An applicant's submission: every tab of the applicant shares it.
@@ -28,7 +28,7 @@ pub enum Caller {
 
 /// The outcome of counting one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Allowed {
         limit: u32,
         remaining: u32,
@@ -43,7 +43,7 @@ pub enum Decision {
 
 impl Decision {
     /// `x-ratelimit-*` headers of a counted response.
-    pub fn write_headers(&self, headers: &mut HeaderMap) {
+    pub(crate) fn write_headers(&self, headers: &mut HeaderMap) {
         let (limit, remaining, reset) = match *self {
             Decision::Allowed {
                 limit,
@@ -67,13 +67,13 @@ type Limiter =
 
 /// The per-instance limiter; `None` inside when the limit is 0 (off).
 #[derive(Debug)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     limiter: Option<Limiter>,
     per_minute: u32,
 }
 
 impl RateLimiter {
-    pub fn new(per_minute: u32) -> Self {
+    pub(crate) fn new(per_minute: u32) -> Self {
         let limiter = NonZeroU32::new(per_minute).map(|n| {
             Gcra::keyed(Quota::per_minute(n)).with_middleware::<StateInformationMiddleware>()
         });
@@ -83,12 +83,8 @@ impl RateLimiter {
         }
     }
 
-    pub fn is_enabled(&self) -> bool {
-        self.limiter.is_some()
-    }
-
     /// Counts one request of `caller`. `None` when limiting is off.
-    pub fn check(&self, caller: &Caller) -> Option<Decision> {
+    pub(crate) fn check(&self, caller: &Caller) -> Option<Decision> {
         let limiter = self.limiter.as_ref()?;
         let limit = self.per_minute;
         let per_request = Duration::from_secs(60) / limit;
@@ -114,7 +110,7 @@ impl RateLimiter {
     }
 
     /// Forgets callers whose bucket is full again, so idle callers cost no memory.
-    pub fn forget_idle(&self) {
+    pub(crate) fn forget_idle(&self) {
         if let Some(limiter) = &self.limiter {
             limiter.retain_recent();
             limiter.shrink_to_fit();
@@ -192,7 +188,6 @@ mod tests {
     #[test]
     fn zero_turns_limiting_off() {
         let limiter = RateLimiter::new(0);
-        assert!(!limiter.is_enabled());
         assert_eq!(limiter.check(&user("a")), None);
     }
 

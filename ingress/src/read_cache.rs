@@ -22,13 +22,13 @@ use readers::redaction::Visibility;
 use uuid::Uuid;
 
 /// Upper bound on the bytes of cached answers per process.
-pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Even a missed notification cannot keep an answer alive longer than this.
-pub const TIME_TO_LIVE: Duration = Duration::from_secs(60);
+pub(crate) const TIME_TO_LIVE: Duration = Duration::from_secs(60);
 
 /// The version of a tenant's records a cached answer was read at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Generation {
+pub(crate) struct Generation {
     /// Bumped for everyone when the listener (re)connects or a `TRUNCATE` is seen.
     epoch: u64,
     /// Bumped for one tenant on each notification naming it.
@@ -37,7 +37,7 @@ pub struct Generation {
 
 /// What a cached answer answers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Key {
+pub(crate) struct Key {
     tenant: Uuid,
     generation: Generation,
     visibility: Visibility,
@@ -46,7 +46,7 @@ pub struct Key {
 }
 
 #[derive(Debug)]
-pub struct ReadCache {
+pub(crate) struct ReadCache {
     answers: moka::sync::Cache<Key, Bytes>,
     tenants: RwLock<HashMap<Uuid, u64>>,
     epoch: AtomicU64,
@@ -60,7 +60,7 @@ impl Default for ReadCache {
 }
 
 impl ReadCache {
-    pub fn new(max_bytes: u64, time_to_live: Duration) -> Self {
+    pub(crate) fn new(max_bytes: u64, time_to_live: Duration) -> Self {
         Self {
             answers: moka::sync::Cache::builder()
                 .max_capacity(max_bytes)
@@ -77,7 +77,7 @@ impl ReadCache {
 
     /// The key of `request` for `tenant` as of now, or `None` when the cache cannot be trusted
     /// (the change listener is not connected) and the read must go to the database.
-    pub fn key(&self, tenant: Uuid, visibility: Visibility, request: String) -> Option<Key> {
+    pub(crate) fn key(&self, tenant: Uuid, visibility: Visibility, request: String) -> Option<Key> {
         if !self.listening.load(Ordering::Acquire) {
             metrics::counter!("ingress.read_cache.lookups_total", "outcome" => "bypass")
                 .increment(1);
@@ -95,25 +95,25 @@ impl ReadCache {
         })
     }
 
-    pub fn get(&self, key: &Key) -> Option<Bytes> {
+    pub(crate) fn get(&self, key: &Key) -> Option<Bytes> {
         let found = self.answers.get(key);
         let outcome = if found.is_some() { "hit" } else { "miss" };
         metrics::counter!("ingress.read_cache.lookups_total", "outcome" => outcome).increment(1);
         found
     }
 
-    pub fn insert(&self, key: Key, answer: Bytes) {
+    pub(crate) fn insert(&self, key: Key, answer: Bytes) {
         self.answers.insert(key, answer);
     }
 
     /// A committed change named `tenant`.
-    pub fn tenant_changed(&self, tenant: Uuid) {
+    pub(crate) fn tenant_changed(&self, tenant: Uuid) {
         let mut tenants = self.tenants.write().unwrap_or_else(|e| e.into_inner());
         *tenants.entry(tenant).or_insert(0) += 1;
     }
 
     /// Every tenant may have changed (a `TRUNCATE`, or notifications may have been missed).
-    pub fn everything_changed(&self) {
+    pub(crate) fn everything_changed(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
         // Nothing can look the old entries up any more; free their memory now.
         self.answers.invalidate_all();
@@ -125,7 +125,7 @@ impl ReadCache {
 
     /// The listener is connected (`true`) or lost (`false`). Connecting starts a new epoch: what
     /// changed while nobody listened is unknown.
-    pub fn set_listening(&self, listening: bool) {
+    pub(crate) fn set_listening(&self, listening: bool) {
         if listening {
             self.everything_changed();
         }

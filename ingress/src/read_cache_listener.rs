@@ -6,16 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
+use service::shutdown::CancellationToken;
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
-use telemetry::shutdown::CancellationToken;
 use uuid::Uuid;
 
 use crate::read_cache::ReadCache;
 
 /// Runs until `stop`: connect, LISTEN, apply notifications; on any failure mark the cache
 /// untrusted and reconnect with backoff.
-pub async fn run(pool: PgPool, cache: Arc<ReadCache>, stop: CancellationToken) {
+pub(crate) async fn run(pool: PgPool, cache: Arc<ReadCache>, stop: CancellationToken) {
     let mut backoff = reconnect_backoff();
     loop {
         let session = tokio::select! {

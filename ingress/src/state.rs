@@ -1,12 +1,13 @@
-//! What every handler can reach: configuration, connections and the per-instance limiter.
+//! What every handler can reach: configuration, connections, the per-instance limiter, the
+//! read cache and readiness.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use service::health::Readiness;
+use service::telemetry::MetricsHandle;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
-use telemetry::MetricsHandle as PrometheusHandle;
-use tokio::sync::OnceCell;
 
 use crate::auth::TokenVerifier;
 use crate::config::Config;
@@ -16,19 +17,19 @@ use crate::read_cache::ReadCache;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
-pub struct State(Arc<Inner>);
+pub(crate) struct State(Arc<Inner>);
 
 #[derive(Debug)]
-pub struct Inner {
-    pub config: Config,
-    pub pool: PgPool,
-    pub redis: Redis,
-    pub producer: topics::Producer,
-    pub objects: Option<ObjectStore>,
-    pub verifier: TokenVerifier,
-    pub limiter: RateLimiter,
-    pub read_cache: Arc<ReadCache>,
-    pub metrics: PrometheusHandle,
+pub(crate) struct Inner {
+    pub(crate) config: Config,
+    pub(crate) pool: PgPool,
+    pub(crate) producer: topics::Producer,
+    pub(crate) objects: Option<ObjectStore>,
+    pub(crate) verifier: TokenVerifier,
+    pub(crate) limiter: RateLimiter,
+    pub(crate) read_cache: Arc<ReadCache>,
+    pub(crate) readiness: Readiness,
+    pub(crate) metrics: MetricsHandle,
 }
 
 impl std::ops::Deref for State {
@@ -40,7 +41,7 @@ impl std::ops::Deref for State {
 
 /// Failures while building the state.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     #[error(transparent)]
     Key(#[from] crate::auth::verifier::KeyError),
     #[error("DATABASE_URL: {0}")]
@@ -54,58 +55,28 @@ pub enum StartError {
 impl State {
     /// Builds the state without waiting for any dependency: a dependency that is down makes
     /// `/health/ready` answer 503 naming it, not the process fail to start.
-    pub fn new(config: Config, metrics: PrometheusHandle) -> Result<Self, StartError> {
+    pub(crate) fn new(config: Config, metrics: MetricsHandle) -> Result<Self, StartError> {
         let verifier = TokenVerifier::new(&config.auth)?;
         let pool = PgPoolOptions::new()
             .max_connections(config.database_pool_size)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy(&config.database_url)?;
-        let redis = Redis::new(&config.redis_url)?;
+        let redis = redis::Client::open(config.redis_url.as_str())?;
         let producer = topics::Producer::new(&config.kafka_brokers, "ingress")?;
         let objects = config.storage.as_ref().map(ObjectStore::new);
         let limiter = RateLimiter::new(config.rate_limit_per_minute);
+        let readiness =
+            crate::health::readiness(pool.clone(), redis, producer.clone(), objects.clone());
         Ok(Self(Arc::new(Inner {
             config,
             pool,
-            redis,
             producer,
             objects,
             verifier,
             limiter,
             read_cache: Arc::new(ReadCache::default()),
+            readiness,
             metrics,
         })))
-    }
-}
-
-/// A Redis connection made on first use and kept (it reconnects by itself afterwards).
-#[derive(Debug)]
-pub struct Redis {
-    client: redis::Client,
-    connection: OnceCell<redis::aio::ConnectionManager>,
-}
-
-impl Redis {
-    pub fn new(url: &str) -> Result<Self, redis::RedisError> {
-        Ok(Self {
-            client: redis::Client::open(url)?,
-            connection: OnceCell::new(),
-        })
-    }
-
-    pub async fn connection(&self) -> Result<redis::aio::ConnectionManager, redis::RedisError> {
-        self.connection
-            .get_or_try_init(|| redis::aio::ConnectionManager::new(self.client.clone()))
-            .await
-            .cloned()
-    }
-
-    /// Readiness: `PING` answers.
-    pub async fn probe(&self) -> Result<(), redis::RedisError> {
-        let mut connection = self.connection().await?;
-        redis::cmd("PING")
-            .query_async::<String>(&mut connection)
-            .await?;
-        Ok(())
     }
 }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::Error;
 
 /// The stored outcome of `command_id`, when it was applied before.
-pub async fn outcome(
+pub(crate) async fn outcome(
     tx: &mut Transaction<'_, Postgres>,
     command_id: Uuid,
 ) -> Result<Option<Value>, Error> {
@@ -21,7 +21,7 @@ pub async fn outcome(
 
 /// What identifies an applied command.
 #[derive(Debug, Clone, Copy)]
-pub struct Applied<'a> {
+pub(crate) struct Applied<'a> {
     pub command_id: Uuid,
     pub stage: &'a str,
     pub topic: &'a str,
@@ -30,7 +30,7 @@ pub struct Applied<'a> {
 
 /// Records the command as applied. A concurrent apply of the same command makes this fail with
 /// a unique violation, which rolls the whole effect back.
-pub async fn record(
+pub(crate) async fn record(
     tx: &mut Transaction<'_, Postgres>,
     applied: Applied<'_>,
     outcome: &Value,

@@ -1,15 +1,25 @@
-//! The pipeline: one stage per concern, each a consumer of its topic. A stage applies a command
-//! in one Postgres transaction that also records the command in the [`inbox`], so a redelivered
-//! command is answered from the stored outcome instead of being applied twice; follow-up events
-//! go through the [`outbox`] in the same transaction and are relayed to Kafka.
+//! The pipeline: the write path's worker. One stage per concern, each a consumer of its topic
+//! (`stage`): a stage applies a command in one Postgres transaction that also records the
+//! command in the `inbox`, so a redelivered command is answered from the stored outcome instead
+//! of being applied twice; follow-up events go through the `outbox` in the same transaction and
+//! are relayed to Kafka by the `outbox` relay. `partitions` keeps the invocation history's
+//! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry.
+//!
+//! The crate is a binary; the library target exposes only what its integration tests use: the
+//! stage machinery, run against the real broker and database.
 
-pub mod config;
-pub mod error;
-pub mod inbox;
-pub mod outbox;
-pub mod partitions;
-pub mod replies;
-pub mod stage;
+mod config;
+mod error;
+mod health;
+mod inbox;
+mod outbox;
+mod partitions;
+mod replies;
+mod serve;
+mod stage;
+mod workers;
 
 pub use error::Error;
+pub use replies::Replies;
+pub use serve::main;
 pub use stage::{Stage, StageHandler};

@@ -1,17 +1,19 @@
-//! The outbox: events written in the same transaction as a stage's effect, relayed to Kafka in
-//! id order by one relay at a time (an advisory lock), then deleted. A crash between produce and
+//! The outbox: events written in the same transaction as a stage's effect (the stages that emit
+//! events write its rows), relayed to Kafka in id order by one relay at a time (an advisory
+//! lock), then deleted. A crash between produce and
 //! delete relays a batch twice; consumers are idempotent by event id, so that is harmless.
 
 use std::time::Duration;
 
 use futures::future::try_join_all;
 use serde_json::Value;
+use sqlx::PgPool;
 use sqlx::postgres::PgListener;
-use sqlx::{PgPool, Postgres, Transaction};
 use tokio_util::sync::CancellationToken;
-use topics::{Envelope, Message, Producer};
+use topics::Producer;
 
 use crate::Error;
+use crate::workers::{Worker, WorkerState};
 
 /// Rows relayed per transaction.
 const BATCH: i64 = 256;
@@ -19,26 +21,6 @@ const BATCH: i64 = 256;
 const POLL: Duration = Duration::from_secs(1);
 /// Arbitrary constant naming the relay's advisory lock.
 const RELAY_LOCK: i64 = 0x6f75_7462_6f78;
-
-/// Queues an envelope for its topic, inside the caller's transaction.
-pub async fn enqueue<B: Message>(
-    tx: &mut Transaction<'_, Postgres>,
-    event: &Envelope<B>,
-) -> Result<(), Error> {
-    let mut headers = serde_json::Map::new();
-    headers.insert("id".into(), Value::from(event.id.to_string()));
-    if let Some(traceparent) = &event.traceparent {
-        headers.insert("traceparent".into(), Value::from(traceparent.clone()));
-    }
-    sqlx::query("INSERT INTO outbox (topic, key, payload, headers) VALUES ($1, $2, $3, $4)")
-        .bind(B::TOPIC.name)
-        .bind(event.key())
-        .bind(event.encode()?)
-        .bind(Value::Object(headers))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -51,18 +33,24 @@ struct Row {
 
 /// Moves outbox rows to Kafka.
 #[derive(Debug, Clone)]
-pub struct Relay {
+pub(crate) struct Relay {
     pool: PgPool,
     producer: Producer,
+    /// The relay's state on `/healthz` (task queue `outbox`).
+    worker: Worker,
 }
 
 impl Relay {
-    pub fn new(pool: PgPool, producer: Producer) -> Self {
-        Self { pool, producer }
+    pub(crate) fn new(pool: PgPool, producer: Producer, worker: Worker) -> Self {
+        Self {
+            pool,
+            producer,
+            worker,
+        }
     }
 
     /// Relays until `stop` is cancelled: at once on each `outbox` notification, else every poll.
-    pub async fn run(self, stop: CancellationToken) {
+    pub(crate) async fn run(self, stop: CancellationToken) {
         let mut listener = match PgListener::connect_with(&self.pool).await {
             Ok(mut listener) => match listener.listen("outbox").await {
                 Ok(()) => Some(listener),
@@ -78,8 +66,12 @@ impl Relay {
         };
         loop {
             let relayed = match self.relay_batch().await {
-                Ok(n) => n,
+                Ok(n) => {
+                    self.worker.set(WorkerState::Running);
+                    n
+                }
                 Err(error) => {
+                    self.worker.set(WorkerState::Retrying);
                     tracing::warn!(%error, "outbox relay failed; retrying");
                     0
                 }
@@ -88,14 +80,15 @@ impl Relay {
                 continue;
             }
             tokio::select! {
-                () = stop.cancelled() => return,
+                () = stop.cancelled() => break,
                 () = wait_for_notification(&mut listener) => {}
             }
         }
+        self.worker.set(WorkerState::Stopped);
     }
 
     /// Relays one batch; returns how many rows went out.
-    pub async fn relay_batch(&self) -> Result<usize, Error> {
+    async fn relay_batch(&self) -> Result<usize, Error> {
         let mut tx = self.pool.begin().await?;
         let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
             .bind(RELAY_LOCK)

@@ -12,7 +12,7 @@ use crate::Error;
 const MONTHS_AHEAD: i32 = 3;
 const EVERY: Duration = Duration::from_secs(6 * 3600);
 
-pub async fn ensure(pool: &PgPool) -> Result<(), Error> {
+pub(crate) async fn ensure(pool: &PgPool) -> Result<(), Error> {
     sqlx::query("SELECT app_invocations_ensure_partitions(now()::date, $1)")
         .bind(MONTHS_AHEAD)
         .execute(pool)
@@ -21,7 +21,7 @@ pub async fn ensure(pool: &PgPool) -> Result<(), Error> {
 }
 
 /// Re-checks every few hours until stopped.
-pub async fn maintain(pool: PgPool, stop: CancellationToken) {
+pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
     loop {
         tokio::select! {
             () = stop.cancelled() => return,

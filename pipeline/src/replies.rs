@@ -5,7 +5,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 /// The channel a command's outcome is published on.
-pub fn channel(command_id: Uuid) -> String {
+pub(crate) fn channel(command_id: Uuid) -> String {
     format!("reply:{command_id}")
 }
 

@@ -88,7 +88,7 @@ impl<S: Stage> Handler for StageHandler<S> {
             svc.tenant_id = %command.tenant,
         );
         if let Some(traceparent) = &command.traceparent {
-            telemetry::traces::continue_from(&span, traceparent);
+            service::telemetry::traces::continue_from(&span, traceparent);
         }
         let outcome = self
             .apply_once(&command)

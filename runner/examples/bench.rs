@@ -22,9 +22,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use runner::call::run::run;
-use runner::call::{CallContext, Export};
-use runner::engine::Engine;
+use runner::Engine;
+use runner::run_call as run;
+use runner::{CallContext, Export};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

@@ -5,18 +5,18 @@
 //!   cargo build --release -p runner && cargo run --release -p runner --example compile_cost
 //!   COMPILE_SHAPES=1x300000,20000x200 cargo run --release -p runner --example compile_cost
 //!
-//! A shape `FxO` is F functions of O additions each (`tests/support/costly.rs`): cranelift's time
+//! A shape `FxO` is F functions of O additions each (`tests/it/support/costly.rs`): cranelift's time
 //! follows the total number of instructions, its memory the largest function.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 #[allow(unreachable_pub)]
-#[path = "../tests/support/costly.rs"]
+#[path = "../tests/it/support/costly.rs"]
 mod costly;
 
 use std::path::PathBuf;
 
-use runner::compiler::{Compiler, Limits};
+use runner::{CompileLimits as Limits, Compiler};
 
 const DEFAULT_SHAPES: &str = "10x10,2000x200,1x30000,1x300000,20000x200";
 

@@ -1,4 +1,4 @@
-//! The runner's contract as JSON Schemas (`schema/runner/contract.json`): each definition is
+//! The runner's contract as JSON Schemas (`schema::RUNNER_CONTRACT`): each definition is
 //! compiled once, strictly under draft 2020-12 with formats checked, and every request and every
 //! module answer is checked against its definition.
 
@@ -9,10 +9,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
 
-use crate::Issue;
-use crate::inspect::strict_schema::pointer;
-
-const CONTRACT: &str = include_str!("../../schema/runner/contract.json");
+use schema::{Issue, RUNNER_CONTRACT as CONTRACT, pointer};
 
 /// The definitions of the contract the runner checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,7 +108,7 @@ fn issues_of(error: &ValidationError<'_>) -> Vec<Issue> {
 
 /// Compiles every definition now (at start-up), so that a broken contract fails the process
 /// instead of the first request.
-pub fn compile_all() {
+pub(crate) fn compile_all() {
     LazyLock::force(&VALIDATORS);
 }
 

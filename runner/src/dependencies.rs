@@ -8,7 +8,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 /// `GET {api_internal_url}/health` answers 200.
-pub async fn probe_internal_api(base: &str) -> Result<(), String> {
+pub(crate) async fn probe_internal_api(base: &str) -> Result<(), String> {
     let uri: hyper::Uri = format!("{}/health", base.trim_end_matches('/'))
         .parse()
         .map_err(|e| format!("API_INTERNAL_URL: {e}"))?;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use crate::internal_api::InternalApi;
 
-pub const MAX_READS_PER_CALL: u32 = 10;
+pub(crate) const MAX_READS_PER_CALL: u32 = 10;
 
 #[derive(Debug, Clone)]
-pub struct DocumentAccess {
+pub(crate) struct DocumentAccess {
     pub api: Arc<InternalApi>,
     pub call_id: String,
     pub token: String,

@@ -18,9 +18,9 @@ use crate::Error;
 use crate::call::CallState;
 
 /// How often the epoch advances: a call past its deadline stops within about one tick.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// The largest memory any module may have (SPEC §2.8 `memoryMiB` at most 256).
-pub const MAX_MEMORY_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_MEMORY_BYTES: usize = 256 * 1024 * 1024;
 /// Bytes of each memory slot kept mapped between calls: resetting them is a memset, cheaper
 /// than faulting fresh pages in for the next instance.
 const KEEP_RESIDENT_BYTES: usize = 1024 * 1024;
@@ -35,12 +35,19 @@ pub struct Engine {
 
 /// A compiled module, ready to instantiate.
 pub struct Compiled {
-    pub pre: InstancePre<CallState>,
-    pub exports: HashSet<String>,
-    pub has_initialize: bool,
+    pub(crate) pre: InstancePre<CallState>,
+    pub(crate) exports: HashSet<String>,
+    pub(crate) has_initialize: bool,
     /// The maximum of the module's exported memory, in bytes: for a stored module, the
     /// manifest's `memoryMiB` written at inspection.
-    pub memory_maximum: Option<usize>,
+    pub(crate) memory_maximum: Option<usize>,
+}
+
+impl Compiled {
+    /// Whether the module exports a function named `name`.
+    pub fn has_export(&self, name: &str) -> bool {
+        self.exports.contains(name)
+    }
 }
 
 impl std::fmt::Debug for Compiled {
@@ -123,7 +130,7 @@ impl Engine {
 /// Everything that shapes the machine code: the compiler child builds its engine from this
 /// alone, so what it compiles deserializes here (the instance allocator is not part of a
 /// compiled module's compatibility).
-pub fn compilation_config() -> Config {
+pub(crate) fn compilation_config() -> Config {
     let mut config = Config::new();
     config
         .epoch_interruption(true)

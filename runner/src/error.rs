@@ -1,9 +1,15 @@
-//! Every failure the runner answers, and its one mapping to HTTP status and code (SPEC §7
-//! "Runner failures"). The body is the platform's error envelope (SPEC §2.1).
+//! Every failure the runner answers, and its one mapping to HTTP status, code, details and
+//! headers (SPEC §7 "Runner failures"). `service::http::response::error` writes the platform's
+//! envelope (SPEC §2.1) from it.
 
-use http::StatusCode;
+use std::borrow::Cow;
+
+use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use service::http::HttpError;
+
+pub use schema::Issue;
 
 /// Why a module is refused (`details.code` of `invalid_module` and of the API's upload refusal,
 /// SPEC §4.11).
@@ -29,22 +35,6 @@ impl Refusal {
     }
 }
 
-/// One reason a request or a manifest is invalid: a JSON Pointer and what is wrong there.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Issue {
-    pub path: String,
-    pub message: String,
-}
-
-impl Issue {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
 /// Failures of the runner.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
@@ -55,7 +45,7 @@ pub enum Error {
     #[error("not found")]
     NotFound,
     #[error("method not allowed")]
-    MethodNotAllowed { allow: &'static str },
+    MethodNotAllowed { allow: String },
     #[error("payload too large")]
     PayloadTooLarge { limit: usize },
     #[error("module {0} not found")]
@@ -106,8 +96,10 @@ impl Error {
             other => other,
         }
     }
+}
 
-    pub fn status(&self) -> StatusCode {
+impl HttpError for Error {
+    fn status(&self) -> StatusCode {
         match self {
             Error::CallFailed { error, .. } => error.status(),
             Error::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -127,7 +119,7 @@ impl Error {
     }
 
     /// The code of SPEC §7's runner table (plus the generic HTTP ones).
-    pub fn code(&self) -> &'static str {
+    fn code(&self) -> &'static str {
         match self {
             Error::CallFailed { error, .. } => error.code(),
             Error::Unauthorized => "unauthorized",
@@ -149,17 +141,19 @@ impl Error {
 
     /// The message shown to the caller. Internal failures say nothing about their cause; the
     /// cause goes to the log line.
-    pub fn message(&self) -> String {
+    fn message(&self) -> Cow<'static, str> {
         match self {
             Error::CallFailed { error, .. } => error.message(),
-            Error::Internal(_) => "Internal error.".to_owned(),
-            Error::BadRequest(_) => "The request does not match the contract.".to_owned(),
+            Error::Internal(_) => "Internal error.".into(),
+            Error::BadRequest(_) => "The request does not match the contract.".into(),
             other => {
                 let text = other.to_string();
                 let mut chars = text.chars();
                 match chars.next() {
-                    Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
-                    None => String::new(),
+                    Some(first) => {
+                        (first.to_uppercase().chain(chars).collect::<String>() + ".").into()
+                    }
+                    None => "".into(),
                 }
             }
         }
@@ -184,27 +178,43 @@ impl Error {
         }
     }
 
-    /// The error envelope (SPEC §2.1).
-    pub fn envelope(&self, request_id: &str) -> Value {
-        let mut error = json!({
-            "code": self.code(),
-            "message": self.message(),
-            "requestId": request_id,
-        });
-        if let Some(details) = self.details() {
-            error["details"] = details;
+    fn headers(&self, headers: &mut HeaderMap) {
+        match self.cause() {
+            Error::Unauthorized => {
+                headers.insert(
+                    http::header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer"),
+                );
+            }
+            Error::MethodNotAllowed { allow } => {
+                if let Ok(value) = HeaderValue::from_str(allow) {
+                    headers.insert(http::header::ALLOW, value);
+                }
+            }
+            Error::Busy(_) => {
+                headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
         }
+    }
+
+    /// A call that ran answers what it used beside its failure (SPEC §2.4 `usage`).
+    fn beside(&self) -> Option<Map<String, Value>> {
         match self {
             Error::CallFailed {
                 usage, duration_ms, ..
-            } => json!({ "error": error, "usage": usage, "durationMs": duration_ms }),
-            _ => json!({ "error": error }),
+            } => json!({ "usage": usage, "durationMs": duration_ms })
+                .as_object()
+                .cloned(),
+            _ => None,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use service::http::ErrorEnvelope;
+
     use super::*;
 
     #[test]
@@ -231,7 +241,9 @@ mod tests {
             (Error::Internal("bug".into()), 500, "internal"),
             (Error::NotFound, 404, "not_found"),
             (
-                Error::MethodNotAllowed { allow: "POST" },
+                Error::MethodNotAllowed {
+                    allow: "POST".into(),
+                },
                 405,
                 "method_not_allowed",
             ),
@@ -253,7 +265,7 @@ mod tests {
         for (error, status, code) in table {
             assert_eq!(error.status().as_u16(), status, "{code}");
             assert_eq!(error.code(), code);
-            let envelope = error.envelope("req-1");
+            let envelope = ErrorEnvelope::of(&error, "req-1").to_value();
             assert_eq!(envelope["error"]["code"], code);
             assert_eq!(envelope["error"]["requestId"], "req-1");
             assert_eq!(
@@ -277,7 +289,7 @@ mod tests {
         };
         assert_eq!(failed.status().as_u16(), 504);
         assert!(matches!(failed.cause(), Error::Timeout { .. }));
-        let envelope = failed.envelope("r");
+        let envelope = ErrorEnvelope::of(&failed, "r").to_value();
         assert_eq!(envelope["error"]["code"], "timeout");
         assert_eq!(envelope["error"]["details"]["deadlineMs"], 300);
         assert_eq!(
@@ -291,10 +303,15 @@ mod tests {
     fn a_refusal_names_its_reason_and_internal_errors_hide_their_cause() {
         let refused = Error::refused(Refusal::ImportedMemory, "memory is imported");
         assert_eq!(
-            refused.envelope("r")["error"]["details"]["code"],
+            ErrorEnvelope::of(&refused, "r").to_value()["error"]["details"]["code"],
             "imported_memory"
         );
         let internal = Error::Internal("secret path /var/x".into());
-        assert!(!internal.envelope("r").to_string().contains("/var/x"));
+        assert!(
+            !ErrorEnvelope::of(&internal, "r")
+                .to_value()
+                .to_string()
+                .contains("/var/x")
+        );
     }
 }

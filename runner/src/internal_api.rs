@@ -6,16 +6,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use sha2::{Digest, Sha256};
+use schema::module::{MAX_MODULE_BYTES, Sha256};
 
-/// Largest module the platform runs (SPEC §8).
-pub const MAX_MODULE_BYTES: usize = 32 * 1024 * 1024;
 /// Largest document a call may read.
-pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 const MODULE_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
-pub struct InternalApi {
+pub(crate) struct InternalApi {
     base: String,
     runner_token: Option<String>,
     client: reqwest::Client,
@@ -23,7 +21,7 @@ pub struct InternalApi {
 
 /// Why an upstream fetch failed.
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     #[error("not found")]
     NotFound,
     #[error("refused ({0})")]
@@ -39,7 +37,7 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             FetchError::NotFound => "not_found",
             FetchError::Refused(_) => "refused",
@@ -53,13 +51,13 @@ impl FetchError {
 
 /// A document as the API serves it.
 #[derive(Debug)]
-pub struct Document {
+pub(crate) struct Document {
     pub content_type: String,
     pub body: Bytes,
 }
 
 impl InternalApi {
-    pub fn new(base: &str, runner_token: Option<String>) -> Result<Self, reqwest::Error> {
+    pub(crate) fn new(base: &str, runner_token: Option<String>) -> Result<Self, reqwest::Error> {
         let client = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
@@ -72,8 +70,8 @@ impl InternalApi {
         })
     }
 
-    /// The module named by `sha256` (lower-case hex), verified against it.
-    pub async fn module(&self, sha256: &str) -> Result<Bytes, FetchError> {
+    /// The module named by `sha256`, verified against it.
+    pub(crate) async fn module(&self, sha256: &Sha256) -> Result<Bytes, FetchError> {
         let mut request = self
             .client
             .get(format!("{}/internal/app-modules/{sha256}", self.base))
@@ -82,14 +80,14 @@ impl InternalApi {
             request = request.bearer_auth(token);
         }
         let bytes = fetch(request, MAX_MODULE_BYTES).await?.1;
-        if hex::encode(Sha256::digest(&bytes)) != sha256 {
+        if Sha256::of(&bytes) != *sha256 {
             return Err(FetchError::HashMismatch);
         }
         Ok(bytes)
     }
 
     /// `GET /internal/app-calls/:callId/documents`: the list, passed to the module as JSON.
-    pub async fn documents(
+    pub(crate) async fn documents(
         &self,
         call_id: &str,
         call_token: &str,
@@ -108,7 +106,7 @@ impl InternalApi {
     }
 
     /// `GET /internal/app-calls/:callId/documents/:id`.
-    pub async fn document(
+    pub(crate) async fn document(
         &self,
         call_id: &str,
         document_id: &str,

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::Error;
 
 #[derive(Debug)]
-pub struct Admission {
+pub(crate) struct Admission {
     process_limit: usize,
     tenant_limit: usize,
     in_flight: Mutex<InFlight>,
@@ -24,13 +24,13 @@ struct InFlight {
 
 /// A call's place; released on drop.
 #[derive(Debug)]
-pub struct Admitted {
+pub(crate) struct Admitted {
     admission: Arc<Admission>,
     tenant: Option<Uuid>,
 }
 
 impl Admission {
-    pub fn new(process_limit: usize, tenant_limit: usize) -> Arc<Self> {
+    pub(crate) fn new(process_limit: usize, tenant_limit: usize) -> Arc<Self> {
         Arc::new(Self {
             process_limit,
             tenant_limit,
@@ -40,7 +40,7 @@ impl Admission {
 
     /// Takes a place for a call of `tenant` (`None`: an inspection, bound by the process limit
     /// only), or answers `busy`.
-    pub fn admit(self: &Arc<Self>, tenant: Option<Uuid>) -> Result<Admitted, Error> {
+    pub(crate) fn admit(self: &Arc<Self>, tenant: Option<Uuid>) -> Result<Admitted, Error> {
         let mut in_flight = self.lock();
         if in_flight.total >= self.process_limit {
             return Err(Error::Busy("the runner has too many calls in flight"));
@@ -63,7 +63,8 @@ impl Admission {
         })
     }
 
-    pub fn in_flight(&self) -> usize {
+    #[cfg(test)]
+    fn in_flight(&self) -> usize {
         self.lock().total
     }
 

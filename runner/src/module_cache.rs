@@ -8,6 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use schema::module::Sha256;
 use tokio::sync::Semaphore;
 use wasmtime::Module;
 
@@ -17,15 +18,15 @@ use crate::engine::{Compiled, Engine};
 use crate::internal_api::{FetchError, InternalApi};
 
 #[derive(Debug)]
-pub struct ModuleCache {
+pub(crate) struct ModuleCache {
     engine: Arc<Engine>,
     compiler: Compiler,
     api: Option<Arc<InternalApi>>,
-    memory: moka::future::Cache<String, Arc<Compiled>>,
+    memory: moka::future::Cache<Sha256, Arc<Compiled>>,
     /// Modules refused when they were loaded (the module rules, the compiler's limits): a
     /// refusal is the module's own, so calls answer it again at once for a while instead of
     /// fetching and compiling it again, holding the one compile turn each time.
-    refused: moka::future::Cache<String, Error>,
+    refused: moka::future::Cache<Sha256, Error>,
     disk: Option<DiskCache>,
     /// Loads that fetch and compile at once. A load goes on after its caller's deadline (so the
     /// retry finds the module ready); this bounds how many such loads, and their bytes, exist.
@@ -38,7 +39,7 @@ const REFUSAL_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 const CONCURRENT_LOADS: usize = 4;
 
 impl ModuleCache {
-    pub fn new(
+    pub(crate) fn new(
         engine: Arc<Engine>,
         compiler: Compiler,
         api: Option<Arc<InternalApi>>,
@@ -60,44 +61,38 @@ impl ModuleCache {
         }
     }
 
-    pub fn engine(&self) -> &Arc<Engine> {
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
 
     /// The linked module named by `sha256`.
-    pub async fn get(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
-        if !is_sha256(sha256) {
-            return Err(Error::BadRequest(vec![crate::Issue::new(
-                "/module",
-                "must be 64 lower-case hex digits",
-            )]));
-        }
+    pub(crate) async fn get(&self, sha256: &Sha256) -> Result<Arc<Compiled>, Error> {
         if let Some(refusal) = self.refused.get(sha256).await {
             return Err(refusal);
         }
         let loaded = self
             .memory
-            .try_get_with(sha256.to_owned(), self.load(sha256))
+            .try_get_with(sha256.clone(), self.load(sha256))
             .await
             .map_err(|error: Arc<Error>| (*error).clone());
         if let Err(error @ (Error::InvalidModule { .. } | Error::MissingExport(_))) = &loaded {
-            self.refused.insert(sha256.to_owned(), error.clone()).await;
+            self.refused.insert(sha256.clone(), error.clone()).await;
         }
         loaded
     }
 
     /// The linked module if it is in memory now; never fetches or compiles.
-    pub async fn ready(&self, sha256: &str) -> Option<Arc<Compiled>> {
+    pub(crate) async fn ready(&self, sha256: &Sha256) -> Option<Arc<Compiled>> {
         self.memory.get(sha256).await
     }
 
     /// Compiles bytes that are already in hand (inspection), without caching them.
-    pub async fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
+    pub(crate) async fn compile(&self, bytes: &[u8]) -> Result<Compiled, Error> {
         let compilation = self.compiler.compile(bytes).await?;
         self.link_off_thread(Arc::new(compilation.artifact)).await
     }
 
-    async fn load(&self, sha256: &str) -> Result<Arc<Compiled>, Error> {
+    async fn load(&self, sha256: &Sha256) -> Result<Arc<Compiled>, Error> {
         if let Some(module) = self.read_disk(sha256).await {
             return self.engine.link(module).map(Arc::new);
         }
@@ -107,7 +102,7 @@ impl ModuleCache {
             .ok_or_else(|| Error::ModuleUnavailable("API_INTERNAL_URL is not configured".into()))?;
         let _loading = self.loading.acquire().await.map_err(internal)?;
         let bytes = api.module(sha256).await.map_err(|error| match error {
-            FetchError::NotFound => Error::ModuleNotFound(sha256.to_owned()),
+            FetchError::NotFound => Error::ModuleNotFound(sha256.to_string()),
             other => Error::ModuleUnavailable(other.to_string()),
         })?;
         let bytes = Arc::new(bytes.to_vec());
@@ -115,7 +110,7 @@ impl ModuleCache {
         let artifact = Arc::new(self.compiler.compile(&bytes).await?.artifact);
         let compiled = self.link_off_thread(artifact.clone()).await?;
         if let Some(disk) = self.disk.clone() {
-            let sha256 = sha256.to_owned();
+            let sha256 = sha256.clone();
             tokio::task::spawn_blocking(move || disk.write(&sha256, &artifact));
         }
         Ok(Arc::new(compiled))
@@ -133,10 +128,10 @@ impl ModuleCache {
         .map_err(internal)?
     }
 
-    async fn read_disk(&self, sha256: &str) -> Option<Module> {
+    async fn read_disk(&self, sha256: &Sha256) -> Option<Module> {
         let disk = self.disk.clone()?;
         let engine = self.engine.clone();
-        let sha256 = sha256.to_owned();
+        let sha256 = sha256.clone();
         tokio::task::spawn_blocking(move || disk.read(&engine, &sha256))
             .await
             .ok()
@@ -145,14 +140,12 @@ impl ModuleCache {
 }
 
 /// The module rules take about 14 ms per MB: off the async threads.
-pub async fn check_off_thread(bytes: Arc<Vec<u8>>) -> Result<crate::inspect::ModuleShape, Error> {
+pub(crate) async fn check_off_thread(
+    bytes: Arc<Vec<u8>>,
+) -> Result<crate::inspect::ModuleShape, Error> {
     tokio::task::spawn_blocking(move || crate::inspect::check_module(&bytes))
         .await
         .map_err(internal)?
-}
-
-fn is_sha256(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 fn internal(error: impl std::fmt::Display) -> Error {
@@ -184,11 +177,11 @@ impl DiskCache {
         })
     }
 
-    fn path(&self, sha256: &str) -> PathBuf {
+    fn path(&self, sha256: &Sha256) -> PathBuf {
         self.dir.join(format!("{sha256}-{}.cwasm", self.engine_tag))
     }
 
-    fn read(&self, engine: &Engine, sha256: &str) -> Option<Module> {
+    fn read(&self, engine: &Engine, sha256: &Sha256) -> Option<Module> {
         let path = self.path(sha256);
         let metadata = std::fs::symlink_metadata(&path).ok()?;
         if let Err(why) = owned_privately(&metadata) {
@@ -208,7 +201,7 @@ impl DiskCache {
 
     /// Best effort: a failed write only costs a recompilation later. Written to a name of its
     /// own, flushed to disk, then renamed: a crash leaves either the old state or a whole file.
-    fn write(&self, sha256: &str, artifact: &[u8]) {
+    fn write(&self, sha256: &Sha256, artifact: &[u8]) {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let path = self.path(sha256);

@@ -8,10 +8,10 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
 /// What a secret value becomes wherever the module echoes it.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 #[derive(Debug, Default)]
-pub struct Secrets {
+pub(crate) struct Secrets {
     values: HashMap<String, String>,
     /// Every value, raw and as it appears inside a JSON string, longest first. `Err` when the
     /// matcher could not be built: then nothing the module sends back is let through.
@@ -19,7 +19,7 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    pub fn new(values: HashMap<String, String>) -> Self {
+    pub(crate) fn new(values: HashMap<String, String>) -> Self {
         let mut needles: Vec<String> = Vec::new();
         for value in values.values().filter(|v| !v.is_empty()) {
             needles.push(value.clone());
@@ -41,12 +41,12 @@ impl Secrets {
         Self { values, scrubber }
     }
 
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(String::as_str)
     }
 
     /// `bytes` with every secret value replaced by [`REDACTED`].
-    pub fn scrub(&self, bytes: &[u8]) -> Vec<u8> {
+    pub(crate) fn scrub(&self, bytes: &[u8]) -> Vec<u8> {
         match &self.scrubber {
             Some(Ok(scrubber)) => {
                 let replacements = vec![REDACTED.as_bytes(); scrubber.patterns_len()];
@@ -62,7 +62,7 @@ impl Secrets {
     /// that could spell a value the bytes do not show, in every string and key of the parsed
     /// document. An answer without a backslash decodes to exactly its bytes, so the second pass
     /// is skipped for it.
-    pub fn scrub_answer(&self, bytes: &[u8]) -> Vec<u8> {
+    pub(crate) fn scrub_answer(&self, bytes: &[u8]) -> Vec<u8> {
         let scrubbed = self.scrub(bytes);
         if self.scrubber.is_none() || !scrubbed.contains(&b'\\') {
             return scrubbed;
@@ -109,7 +109,7 @@ impl Secrets {
         }
     }
 
-    pub fn scrub_text(&self, text: &str) -> String {
+    pub(crate) fn scrub_text(&self, text: &str) -> String {
         String::from_utf8_lossy(&self.scrub(text.as_bytes())).into_owned()
     }
 }

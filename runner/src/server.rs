@@ -1,115 +1,119 @@
-//! The runner's listener: `/v1/*` behind the runner bearer, the operational routes beside
-//! them. Every answer carries `x-request-id`; every `/v1` request has a span that continues the
-//! caller's trace.
+//! The runner's listener: its routes, and the path every request takes. Health and metrics are
+//! answered first (not counted, not traced, not logged); every `/v1` request has a server span
+//! continuing the caller's trace, asks for the runner bearer before saying whether its route
+//! exists, then goes to its route file.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use http::{HeaderValue, Method, Request, Response};
+use http::{Method, Request, Response};
 use hyper::body::Incoming;
-use subtle::ConstantTimeEq;
-use telemetry::health::Probes;
-use telemetry::request_id;
+use service::health::{self, OperationalRoute};
+use service::http::{Body, Route, Routed, Router, bearer, observe, request_id, response};
 use tracing::Instrument;
 
 use crate::Error;
-use crate::response::{Body, error_response};
 use crate::routes;
 use crate::state::State;
 
-/// Answers one request.
-pub async fn handle(
+/// Every route of the runner's listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunnerRoute {
+    Operational(OperationalRoute),
+    Api(ApiRoute),
+}
+
+/// The `/v1` routes (SPEC §4.13), all behind the runner bearer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRoute {
+    Inspect,
+    Invoke,
+    WebhooksHandle,
+    Handoff,
+}
+
+impl Route for RunnerRoute {
+    const ALL: &'static [Self] = &[
+        RunnerRoute::Operational(OperationalRoute::Live),
+        RunnerRoute::Operational(OperationalRoute::Ready),
+        RunnerRoute::Operational(OperationalRoute::Metrics),
+        RunnerRoute::Api(ApiRoute::Inspect),
+        RunnerRoute::Api(ApiRoute::Invoke),
+        RunnerRoute::Api(ApiRoute::WebhooksHandle),
+        RunnerRoute::Api(ApiRoute::Handoff),
+    ];
+
+    fn method(self) -> Method {
+        match self {
+            RunnerRoute::Operational(route) => route.method(),
+            RunnerRoute::Api(_) => Method::POST,
+        }
+    }
+
+    fn pattern(self) -> &'static str {
+        match self {
+            RunnerRoute::Operational(route) => route.pattern(),
+            RunnerRoute::Api(ApiRoute::Inspect) => "/v1/inspect",
+            RunnerRoute::Api(ApiRoute::Invoke) => "/v1/invoke",
+            RunnerRoute::Api(ApiRoute::WebhooksHandle) => "/v1/webhooks/handle",
+            RunnerRoute::Api(ApiRoute::Handoff) => "/v1/handoff",
+        }
+    }
+}
+
+/// Answers one request. Never fails: every failure is an envelope.
+pub(crate) async fn handle(
     state: State,
-    probes: Probes,
-    metrics: telemetry::MetricsHandle,
+    router: Arc<Router<RunnerRoute>>,
     request: Request<Incoming>,
 ) -> Response<Body> {
-    if !request.uri().path().starts_with("/v1/") {
-        return telemetry::health::respond(request, probes, metrics).await;
-    }
     let request_id = request_id::from_header(request.headers().get(request_id::HEADER));
-    let route = route_name(request.uri().path());
-    let span = tracing::info_span!(
-        "runner.request",
-        otel.kind = "server",
-        svc.request_id = %request_id,
-        http.route = route,
-        http.response.status_code = tracing::field::Empty,
-    );
-    if let Some(parent) = request
-        .headers()
-        .get("traceparent")
-        .and_then(|v| v.to_str().ok())
-    {
-        telemetry::traces::continue_from(&span, parent);
-    }
-    let started = Instant::now();
-    let result = dispatch(&state, request).instrument(span.clone()).await;
-    let mut response = match result {
-        Ok(response) => response,
-        Err(error) => {
-            if matches!(error.cause(), Error::Internal(_)) {
-                tracing::error!(parent: &span, %error, "request failed");
-            }
-            error_response(&error, &request_id)
+    let routed = router.route(request.method(), request.uri().path());
+    let label = routed.label();
+    let route = match routed {
+        Routed::Found(RunnerRoute::Operational(route), _) => {
+            let answer = health::answer(route, &state.readiness, &state.metrics).await;
+            let mut answer = answer.unwrap_or_else(|e| response::error(&e, &request_id));
+            response::finish(&mut answer, &request_id);
+            return answer;
         }
+        Routed::Found(RunnerRoute::Api(route), _) => Ok(route),
+        Routed::MethodNotAllowed { allow, .. } => Err(Error::MethodNotAllowed { allow }),
+        Routed::NotFound => Err(Error::NotFound),
     };
-    let status = response.status().as_u16();
-    span.record("http.response.status_code", status);
-    metrics::histogram!("http.server.request.duration", "http.route" => route, "http.response.status_code" => status.to_string())
-        .record(started.elapsed().as_secs_f64());
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert(request_id::HEADER, value);
-    }
-    response
+    let method = request.method().clone();
+    let span = observe::request_span(&method, label, &request_id, request.headers());
+    let started = Instant::now();
+    let result = dispatch(&state, route, request)
+        .instrument(span.clone())
+        .await;
+    let mut answer = result.unwrap_or_else(|error| {
+        if matches!(error.cause(), Error::Internal(_)) {
+            tracing::error!(parent: &span, %error, "request failed");
+        }
+        response::error(&error, &request_id)
+    });
+    response::finish(&mut answer, &request_id);
+    observe::finish(&span, &method, label, answer.status(), started.elapsed());
+    answer
 }
 
-fn route_name(path: &str) -> &'static str {
-    match path {
-        "/v1/inspect" => "/v1/inspect",
-        "/v1/invoke" => "/v1/invoke",
-        "/v1/webhooks/handle" => "/v1/webhooks/handle",
-        "/v1/handoff" => "/v1/handoff",
-        _ => "unknown",
-    }
-}
-
-async fn dispatch(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+async fn dispatch(
+    state: &State,
+    route: Result<ApiRoute, Error>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Error> {
     // The bearer first: without it, nothing under /v1 says which routes exist.
-    authorise(state, &request)?;
-    let route = route_name(request.uri().path());
-    if route == "unknown" {
-        return Err(Error::NotFound);
+    let under_v1 = request.uri().path().starts_with("/v1/");
+    if (route.is_ok() || under_v1)
+        && !bearer::is_shared_token(request.headers(), state.config.runner_token.as_deref())
+    {
+        return Err(Error::Unauthorized);
     }
-    if request.method() != Method::POST {
-        return Err(Error::MethodNotAllowed { allow: "POST" });
-    }
-    match route {
-        "/v1/inspect" => routes::inspect::handle(state, request).await,
-        "/v1/invoke" => routes::invoke::handle(state, request).await,
-        "/v1/webhooks/handle" => routes::webhooks_handle::handle(state, request).await,
-        _ => routes::handoff::handle(state, request).await,
-    }
-}
-
-/// The runner bearer, compared in constant time; without `APP_RUNNER_TOKEN` nobody passes.
-fn authorise(state: &State, request: &Request<Incoming>) -> Result<(), Error> {
-    let expected = state
-        .config
-        .runner_token
-        .as_deref()
-        .ok_or(Error::Unauthorized)?;
-    let presented = request
-        .headers()
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .ok_or(Error::Unauthorized)?;
-    if bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
-        Ok(())
-    } else {
-        Err(Error::Unauthorized)
+    match route? {
+        ApiRoute::Inspect => routes::inspect::handle(state, request).await,
+        ApiRoute::Invoke => routes::invoke::handle(state, request).await,
+        ApiRoute::WebhooksHandle => routes::webhooks_handle::handle(state, request).await,
+        ApiRoute::Handoff => routes::handoff::handle(state, request).await,
     }
 }

@@ -3,6 +3,9 @@
 
 use std::sync::Arc;
 
+use service::health::Readiness;
+use service::telemetry::MetricsHandle;
+
 use crate::Error;
 use crate::compiler::Compiler;
 use crate::config::Config;
@@ -17,15 +20,17 @@ use crate::outbound::OutboundClient;
 const EXTRA_SLOTS: u32 = 4;
 
 #[derive(Debug, Clone)]
-pub struct State(Arc<Inner>);
+pub(crate) struct State(Arc<Inner>);
 
 #[derive(Debug)]
-pub struct Inner {
+pub(crate) struct Inner {
     pub config: Config,
     pub modules: ModuleCache,
     pub admission: Arc<Admission>,
     pub outbound: OutboundClient,
     pub api: Option<Arc<InternalApi>>,
+    pub readiness: Readiness,
+    pub metrics: MetricsHandle,
 }
 
 impl std::ops::Deref for State {
@@ -36,7 +41,11 @@ impl std::ops::Deref for State {
 }
 
 impl State {
-    pub fn new(config: Config) -> Result<Self, Error> {
+    pub(crate) fn new(
+        config: Config,
+        readiness: Readiness,
+        metrics: MetricsHandle,
+    ) -> Result<Self, Error> {
         crate::contract::compile_all();
         let slots = u32::try_from(config.concurrency)
             .unwrap_or(u32::MAX)
@@ -66,6 +75,8 @@ impl State {
             modules,
             outbound,
             api,
+            readiness,
+            metrics,
         })))
     }
 }

@@ -14,7 +14,7 @@ use wasmtime::{Caller, Extern, Linker, Module, Val};
 use crate::call::CallState;
 use crate::call::logs::Level;
 
-pub const MODULE: &str = "wasi_snapshot_preview1";
+pub(crate) const MODULE: &str = "wasi_snapshot_preview1";
 
 const ERRNO_SUCCESS: i32 = 0;
 const ERRNO_BADF: i32 = 8;
@@ -29,7 +29,7 @@ const WRITE_KEEP_BYTES: usize = 64 * 1024;
 /// `proc_exit` was called: the call ends with this status.
 #[derive(Debug, thiserror::Error)]
 #[error("module exited with status {0}")]
-pub struct ProcExit(pub i32);
+pub(crate) struct ProcExit(pub i32);
 
 type C<'a> = Caller<'a, CallState>;
 
@@ -51,7 +51,7 @@ const IMPLEMENTED: &[&str] = &[
     "sched_yield",
 ];
 
-pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     // No arguments and no environment: both lists are empty.
     linker.func_wrap(MODULE, "args_get", |_: C<'_>, _: i32, _: i32| ERRNO_SUCCESS)?;
     linker.func_wrap(MODULE, "environ_get", |_: C<'_>, _: i32, _: i32| {
@@ -95,7 +95,10 @@ pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
 
 /// Defines every other preview 1 function `module` imports as answering `ENOSYS` (or, for a
 /// function without a result, doing nothing), on a copy of the shared linker.
-pub fn stub_missing(linker: &mut Linker<CallState>, module: &Module) -> wasmtime::Result<()> {
+pub(crate) fn stub_missing(
+    linker: &mut Linker<CallState>,
+    module: &Module,
+) -> wasmtime::Result<()> {
     for import in module.imports() {
         if import.module() != MODULE || IMPLEMENTED.contains(&import.name()) {
             continue;
@@ -162,9 +165,7 @@ fn fd_write(mut c: C<'_>, fd: i32, iovs: i32, iovs_len: i32, written: i32) -> i3
         .lines()
         .filter(|l| !l.is_empty())
     {
-        state
-            .logs
-            .write(&state.context.labels, &state.context.secrets, level, line);
+        state.logs.write(&state.context.secrets, level, line);
     }
     let total = u32::try_from(total).unwrap_or(u32::MAX);
     write_bytes(&mut c, written, &total.to_le_bytes())

@@ -15,7 +15,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Human => "human",
             Kind::Machine => "machine",
@@ -26,13 +26,14 @@ impl Kind {
 
 /// Token claims. `exp` is required by the verifier; `iss`/`aud` are checked when configured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Claims {
+pub(crate) struct Claims {
     pub sub: String,
     pub tenant: Uuid,
     #[serde(default)]
     pub name: String,
     pub kind: Kind,
-    #[serde(default)]
+    /// The roles this service knows; the wider service's other roles are ignored, not refused.
+    #[serde(default, deserialize_with = "known_roles")]
     pub roles: Vec<Role>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perms: Vec<String>,
@@ -47,4 +48,11 @@ pub struct Claims {
     pub iss: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aud: Option<String>,
+}
+
+/// The `roles` claim with every role this service does not know left out: tokens come from the
+/// wider service, whose other roles grant nothing here.
+fn known_roles<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<Role>, D::Error> {
+    let names = Vec::<String>::deserialize(deserializer)?;
+    Ok(names.iter().filter_map(|name| Role::parse(name)).collect())
 }

@@ -1,12 +1,12 @@
 //! Bearer JWT authentication and the permissions a principal holds (SPEC §5, DEVELOPERS.md
 //! "Conventions").
 
-pub mod claims;
-pub mod mint;
-pub mod permission;
-pub mod principal;
-pub mod verifier;
+pub(crate) mod claims;
+pub(crate) mod mint;
+pub(crate) mod permission;
+pub(crate) mod principal;
+pub(crate) mod verifier;
 
-pub use permission::Permission;
-pub use principal::Principal;
-pub use verifier::{Algorithm, AuthConfig, TokenVerifier};
+pub(crate) use permission::Permission;
+pub(crate) use principal::Principal;
+pub(crate) use verifier::{Algorithm, AuthConfig, TokenVerifier};

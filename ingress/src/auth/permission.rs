@@ -52,6 +52,15 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role a `roles` claim entry names, when it is one of ours.
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        match name {
+            "admin" => Some(Role::Admin),
+            "analyst" => Some(Role::Analyst),
+            _ => None,
+        }
+    }
+
     /// Admins hold every permission named here; analysts read apps (SPEC §5).
     pub fn grants(self) -> PermissionSet {
         match self {

@@ -10,7 +10,7 @@ use crate::error::AuthFailure;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
+pub(crate) struct Principal {
     pub tenant: Uuid,
     pub kind: Kind,
     pub sub: Arc<str>,
@@ -22,7 +22,7 @@ pub struct Principal {
 
 impl Principal {
     /// Checks the claims' own consistency and derives the permissions they grant.
-    pub fn from_claims(claims: Claims) -> Result<Self, AuthFailure> {
+    pub(crate) fn from_claims(claims: Claims) -> Result<Self, AuthFailure> {
         if claims.sub.is_empty() || claims.tenant.is_nil() {
             return Err(AuthFailure::BadClaims);
         }
@@ -52,13 +52,23 @@ impl Principal {
         })
     }
 
-    pub fn has(&self, permission: Permission) -> bool {
+    pub(crate) fn has(&self, permission: Permission) -> bool {
         self.permissions.contains(permission)
+    }
+
+    /// Adds the principal to the request span, and so to every log line after it.
+    pub(crate) fn record_on(&self, span: &tracing::Span) {
+        span.record("svc.tenant_id", tracing::field::display(self.tenant));
+        span.record("svc.principal.kind", self.kind.as_str());
+        span.record(
+            "svc.principal.id",
+            tracing::field::display(self.telemetry_id()),
+        );
     }
 
     /// `svc.principal.id`: the subject, or for applicants a sha256 prefix of the submission id
     /// (SPEC "Traces"), so submission ids never reach telemetry.
-    pub fn telemetry_id(&self) -> String {
+    pub(crate) fn telemetry_id(&self) -> String {
         match (self.kind, self.submission) {
             (Kind::Applicant, Some(submission)) => {
                 use sha2::{Digest, Sha256};

@@ -12,7 +12,7 @@ use crate::error::AuthFailure;
 
 /// The algorithm a deployment accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
+pub(crate) enum Algorithm {
     /// Shared secret (`JWT_SECRET`): development.
     Hs256,
     /// RSA public key (`JWT_PUBLIC_KEY`): production.
@@ -22,7 +22,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text.to_ascii_uppercase().as_str() {
             "HS256" => Some(Algorithm::Hs256),
             "RS256" => Some(Algorithm::Rs256),
@@ -42,7 +42,7 @@ impl Algorithm {
 
 /// Token settings of a deployment.
 #[derive(Clone)]
-pub struct AuthConfig {
+pub(crate) struct AuthConfig {
     pub algorithm: Algorithm,
     /// The HS256 secret, or the PEM public key for RS256/ES256.
     pub key: Vec<u8>,
@@ -67,13 +67,13 @@ impl std::fmt::Debug for AuthConfig {
 /// Why a configuration cannot verify tokens.
 #[derive(Debug, thiserror::Error)]
 #[error("JWT key for {algorithm:?} is unusable: {reason}")]
-pub struct KeyError {
+pub(crate) struct KeyError {
     algorithm: Algorithm,
     reason: String,
 }
 
 /// Verifies tokens against one key and one algorithm.
-pub struct TokenVerifier {
+pub(crate) struct TokenVerifier {
     key: DecodingKey,
     validation: Validation,
 }
@@ -87,7 +87,7 @@ impl std::fmt::Debug for TokenVerifier {
 }
 
 impl TokenVerifier {
-    pub fn new(config: &AuthConfig) -> Result<Self, KeyError> {
+    pub(crate) fn new(config: &AuthConfig) -> Result<Self, KeyError> {
         let key_error = |reason: String| KeyError {
             algorithm: config.algorithm,
             reason,
@@ -129,7 +129,7 @@ impl TokenVerifier {
     }
 
     /// Verifies `token` and returns its principal.
-    pub fn verify(&self, token: &str) -> Result<Principal, AuthFailure> {
+    pub(crate) fn verify(&self, token: &str) -> Result<Principal, AuthFailure> {
         // A header that does not decode (`alg: none`, garbage) is a forged token, not bad claims.
         jsonwebtoken::decode_header(token).map_err(|_| AuthFailure::Invalid)?;
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(
@@ -147,21 +147,6 @@ impl TokenVerifier {
         )?;
         Principal::from_claims(data.claims)
     }
-}
-
-/// Extracts the token of an `Authorization: Bearer <token>` header.
-pub fn bearer_token(header: Option<&http::HeaderValue>) -> Result<&str, AuthFailure> {
-    let value = header.ok_or(AuthFailure::Missing)?;
-    let text = value.to_str().map_err(|_| AuthFailure::NotBearer)?;
-    let (scheme, token) = text.split_once(' ').ok_or(AuthFailure::NotBearer)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(AuthFailure::NotBearer);
-    }
-    let token = token.trim();
-    if token.is_empty() {
-        return Err(AuthFailure::Missing);
-    }
-    Ok(token)
 }
 
 #[cfg(test)]
@@ -313,8 +298,8 @@ mod tests {
                 AuthFailure::BadClaims,
             ),
             (
-                "unknown role",
-                hs256(&with(claims(), "roles", json!(["root"])), SECRET),
+                "roles not a list",
+                hs256(&with(claims(), "roles", json!("admin")), SECRET),
                 AuthFailure::BadClaims,
             ),
             ("garbage", "not-a-token".into(), AuthFailure::Invalid),
@@ -328,6 +313,33 @@ mod tests {
         for (name, token, expected) in cases {
             assert_eq!(hs.verify(&token).err(), Some(expected), "{name}");
         }
+    }
+
+    #[test]
+    fn roles_this_service_does_not_know_are_ignored() {
+        let hs = TokenVerifier::new(&config(Algorithm::Hs256, SECRET)).expect("hs");
+        let token = hs256(
+            &with(claims(), "roles", json!(["case-manager", "analyst", 7])),
+            SECRET,
+        );
+        let refused = hs.verify(&token);
+        assert_eq!(
+            refused.err(),
+            Some(AuthFailure::BadClaims),
+            "a role that is not a string is a broken claim"
+        );
+        let token = hs256(
+            &with(claims(), "roles", json!(["case-manager", "analyst"])),
+            SECRET,
+        );
+        let principal = hs.verify(&token).expect("an unknown role is ignored");
+        assert!(principal.has(crate::auth::Permission::AppsRead));
+        assert!(!principal.has(crate::auth::Permission::AppsWrite));
+        let only_unknown = hs256(&with(claims(), "roles", json!(["root"])), SECRET);
+        let principal = hs
+            .verify(&only_unknown)
+            .expect("accepted, granting nothing");
+        assert!(!principal.has(crate::auth::Permission::AppsRead));
     }
 
     #[test]
@@ -376,27 +388,6 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn bearer_header_forms() {
-        use http::HeaderValue;
-        let h = |s: &'static str| HeaderValue::from_static(s);
-        assert_eq!(bearer_token(Some(&h("Bearer abc"))), Ok("abc"));
-        assert_eq!(bearer_token(Some(&h("bearer abc"))), Ok("abc"));
-        assert_eq!(bearer_token(None), Err(AuthFailure::Missing));
-        assert_eq!(
-            bearer_token(Some(&h("Basic abc"))),
-            Err(AuthFailure::NotBearer)
-        );
-        assert_eq!(
-            bearer_token(Some(&h("Bearer"))),
-            Err(AuthFailure::NotBearer)
-        );
-        assert_eq!(
-            bearer_token(Some(&h("Bearer  "))),
-            Err(AuthFailure::Missing)
-        );
     }
 
     #[test]

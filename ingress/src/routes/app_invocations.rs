@@ -11,13 +11,13 @@ use crate::auth::{Permission, Principal};
 use crate::error::{Error, Location};
 use crate::query::{MAX_OFFSET, Query};
 use crate::read_cache::Key;
-use crate::response::{self, Body};
 use crate::state::State;
+use service::http::{Body, response};
 
 /// Page size when `limit` is absent (SPEC leaves it open; documented in the README).
-pub const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
 /// Largest page.
-pub const MAX_LIMIT: i64 = 500;
+pub(crate) const MAX_LIMIT: i64 = 500;
 
 fn visibility(principal: &Principal) -> Visibility {
     if principal.has(Permission::RunsContext) {
@@ -28,7 +28,7 @@ fn visibility(principal: &Principal) -> Visibility {
 }
 
 /// Parses and validates the query of the list route.
-pub fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, Page), Error> {
+pub(crate) fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, Page), Error> {
     let mut query = Query::parse(raw);
     let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
     let offset = query.integer("offset", 0, MAX_OFFSET, 0);
@@ -72,7 +72,7 @@ pub fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, Page), E
 
 /// SPEC §1: 1 to 100 characters of lowercase letters, digits and `-`, starting with a letter or
 /// digit.
-pub fn is_app_name(name: &str) -> bool {
+pub(crate) fn is_app_name(name: &str) -> bool {
     let bytes = name.as_bytes();
     (1..=100).contains(&bytes.len())
         && bytes[0].is_ascii_alphanumeric()
@@ -81,7 +81,7 @@ pub fn is_app_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
 }
 
-pub async fn list(
+pub(crate) async fn list(
     state: &State,
     principal: &Principal,
     raw_query: Option<&str>,
@@ -99,7 +99,11 @@ pub async fn list(
     Ok(cached_json(state, key, &body))
 }
 
-pub async fn get(state: &State, principal: &Principal, id: &str) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Response<Body>, Error> {
     let id = Uuid::try_parse(id)
         .map_err(|_| Error::validation(Location::Path, "id", "must be a UUID"))?;
     let tenant = Tenant::new(principal.tenant);

@@ -4,33 +4,26 @@
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
+use schema::module::Sha256;
 
 use crate::error::{Error, Location};
 use crate::object_store::{ObjectStore, StoreError};
-use crate::response::Body;
 use crate::state::State;
+use service::http::Body;
 
-/// A lowercase hex sha256.
-fn is_sha256(text: &str) -> bool {
-    text.len() == 64
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-pub async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>, Error> {
-    if !is_sha256(sha256) {
-        return Err(Error::validation(
+pub(crate) async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>, Error> {
+    let sha256: Sha256 = sha256.parse().map_err(|_| {
+        Error::validation(
             Location::Path,
             "sha256",
             "must be 64 lowercase hex characters",
-        ));
-    }
+        )
+    })?;
     let store = state
         .objects
         .as_ref()
         .ok_or_else(|| Error::Unavailable("no object storage configured".into()))?;
-    let object = match store.get(&ObjectStore::module_key(sha256)).await {
+    let object = match store.get(&ObjectStore::module_key(&sha256)).await {
         Ok(object) => object,
         Err(StoreError::NotFound) => return Err(Error::NotFound),
         Err(StoreError::Unavailable(reason)) => return Err(Error::Unavailable(reason)),
@@ -52,18 +45,4 @@ pub async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>, Error>
         headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
     }
     Ok(response)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_lowercase_hex_sha256_is_accepted() {
-        assert!(is_sha256(&"a".repeat(64)));
-        assert!(!is_sha256(&"A".repeat(64)));
-        assert!(!is_sha256(&"a".repeat(63)));
-        assert!(!is_sha256(&format!("{}g", "a".repeat(63))));
-        assert!(!is_sha256("../../etc/passwd"));
-    }
 }

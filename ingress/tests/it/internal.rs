@@ -1,13 +1,13 @@
 //! The internal listener: module fetch for the runner, and no route shared with the public one.
 
-use sha2::{Digest, Sha256};
+use schema::module::Sha256;
 use uuid::Uuid;
 
 use crate::support::{admin, assert_envelope, client, stack};
 
-async fn put_module(bytes: &[u8]) -> String {
-    let sha = hex::encode(Sha256::digest(bytes));
-    let store = ingress::object_store::ObjectStore::new(&ingress::config::StorageConfig {
+async fn put_module(bytes: &[u8]) -> Sha256 {
+    let sha = Sha256::of(bytes);
+    let store = ingress::ObjectStore::new(&ingress::StorageConfig {
         endpoint: stack().var("STORAGE_ENDPOINT").into(),
         bucket: stack().var("STORAGE_BUCKET").into(),
         region: stack().var("STORAGE_REGION").into(),
@@ -15,10 +15,7 @@ async fn put_module(bytes: &[u8]) -> String {
         secret_key: stack().var("STORAGE_SECRET_KEY").into(),
     });
     store
-        .put(
-            &ingress::object_store::ObjectStore::module_key(&sha),
-            bytes.to_vec(),
-        )
+        .put(&ingress::ObjectStore::module_key(&sha), bytes.to_vec())
         .await
         .expect("module stored");
     sha

@@ -28,13 +28,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let bytes = module.to_bytes();
-    let _ = runner::inspect::check_module(&bytes);
+    let _ = runner::check_module(&bytes);
     // wasm-smith may use proposals past 2.0 (extended-const, ...): the invariant below is about
     // modules the runner accepts.
     if accepted_features().validate_all(&bytes).is_err() {
         return;
     }
-    let Ok(capped) = runner::inspect::cap_memory(&bytes, 16) else {
+    let Ok(capped) = runner::cap_memory(&bytes, 16) else {
         return;
     };
     accepted_features()

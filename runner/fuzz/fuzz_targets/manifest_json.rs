@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
-    let Ok(manifest) = runner::inspect::parse_manifest(&value) else {
+    let Ok(manifest) = schema::manifest::parse_manifest(&value) else {
         return;
     };
     assert!((16..=256).contains(&manifest.memory_mib));

@@ -1,16 +1,15 @@
 //! One call of a module export: a fresh store and instance, the Extism kernel state, the
 //! platform context (config, secrets, vendor HTTP, documents), limits, and what it used.
 
-pub mod logs;
-pub mod run;
-pub mod vars;
+pub(crate) mod logs;
+pub(crate) mod run;
+pub(crate) mod vars;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use uuid::Uuid;
 use wasmtime::{StoreLimits, StoreLimitsBuilder};
 
 use crate::documents::DocumentAccess;
@@ -41,17 +40,9 @@ impl Export {
     }
 }
 
-/// Fields every log line and span of the call carries.
-#[derive(Debug, Clone, Default)]
-pub struct CallLabels {
-    pub tenant_id: Option<Uuid>,
-    pub app_name: String,
-    pub call_id: String,
-}
-
 /// Vendor HTTP as the install allows it.
 #[derive(Debug, Clone)]
-pub struct Outbound {
+pub(crate) struct Outbound {
     pub client: OutboundClient,
     pub hosts: Arc<ApprovedHosts>,
 }
@@ -60,16 +51,15 @@ pub struct Outbound {
 /// export runs with everything refusing).
 #[derive(Debug)]
 pub struct CallContext {
-    pub export: Export,
-    pub labels: CallLabels,
+    pub(crate) export: Export,
     /// The install's non-secret configuration (`config_get`).
-    pub config: Map<String, Value>,
-    pub secrets: Secrets,
-    pub outbound: Option<Outbound>,
-    pub documents: Option<DocumentAccess>,
-    pub deadline: Instant,
+    pub(crate) config: Map<String, Value>,
+    pub(crate) secrets: Secrets,
+    pub(crate) outbound: Option<Outbound>,
+    pub(crate) documents: Option<DocumentAccess>,
+    pub(crate) deadline: Instant,
     /// Where blocking host functions run their async work.
-    pub runtime: tokio::runtime::Handle,
+    pub(crate) runtime: tokio::runtime::Handle,
 }
 
 impl CallContext {
@@ -78,7 +68,6 @@ impl CallContext {
     pub fn refusing(export: Export, deadline: Instant, runtime: tokio::runtime::Handle) -> Self {
         Self {
             export,
-            labels: CallLabels::default(),
             config: Map::new(),
             secrets: Secrets::default(),
             outbound: None,
@@ -100,7 +89,7 @@ pub struct Usage {
 
 /// The store data of one call.
 #[derive(Debug)]
-pub struct CallState {
+pub(crate) struct CallState {
     pub arena: Arena,
     /// `(handle, length)` of the input block.
     pub input: (u64, u64),
@@ -115,15 +104,13 @@ pub struct CallState {
     pub document_reads: u32,
     pub logs: LogSink,
     pub limits: StoreLimits,
-    /// Set by `proc_exit`.
-    pub exit_code: Option<i32>,
     pub context: CallContext,
 }
 
 impl CallState {
     /// A call's state with `input` already in the kernel arena. The arena gets the same budget
     /// as the module's memory.
-    pub fn new(context: CallContext, input: &[u8], memory_bytes: usize) -> Self {
+    pub(crate) fn new(context: CallContext, input: &[u8], memory_bytes: usize) -> Self {
         let mut arena = Arena::new(memory_bytes as u64);
         let handle = arena.put(input).unwrap_or(0);
         let length = if handle == 0 { 0 } else { input.len() as u64 };
@@ -146,12 +133,11 @@ impl CallState {
                 .memories(1)
                 .trap_on_grow_failure(false)
                 .build(),
-            exit_code: None,
             context,
         }
     }
 
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         Usage {
             http_requests: self.http_budget.used(),
             document_reads: self.document_reads,
@@ -160,7 +146,7 @@ impl CallState {
     }
 
     /// Time left before the call's deadline.
-    pub fn remaining(&self) -> std::time::Duration {
+    pub(crate) fn remaining(&self) -> std::time::Duration {
         self.context
             .deadline
             .saturating_duration_since(Instant::now())

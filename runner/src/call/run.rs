@@ -13,7 +13,7 @@ use crate::kernel::HostTrap;
 use crate::wasi::ProcExit;
 
 /// Largest answer a module may give (SPEC §4.10).
-pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 /// Longest module error text kept.
 const MAX_ERROR_CHARS: usize = 1000;
 
@@ -79,7 +79,7 @@ fn execute(
     export: Export,
 ) -> Result<Vec<u8>, Failure> {
     let name = export.name();
-    if !compiled.exports.contains(name) {
+    if !compiled.has_export(name) {
         return Err(Failure::Error(Error::MissingExport(name.to_owned())));
     }
     let instance = compiled.pre.instantiate(&mut *store)?;
@@ -147,7 +147,10 @@ fn classify(
     if let Some(HostTrap(message)) = error.downcast_ref::<HostTrap>() {
         return Error::Trapped(module_text(state, message.as_bytes()));
     }
-    if error.to_string().contains("maximum concurrent") {
+    if error
+        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+        .is_some()
+    {
         return Error::Busy("no free instance slot");
     }
     // A module that sets an error and then traps (AssemblyScript's `abort`) said why.

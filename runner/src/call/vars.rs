@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-pub const MAX_VAR_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_VAR_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug, Default)]
-pub struct Vars {
+pub(crate) struct Vars {
     values: HashMap<String, Vec<u8>>,
     bytes: usize,
 }
@@ -15,15 +15,15 @@ pub struct Vars {
 /// `var_set` would exceed [`MAX_VAR_BYTES`].
 #[derive(Debug, thiserror::Error)]
 #[error("variable store is full ({MAX_VAR_BYTES} bytes)")]
-pub struct VarsFull;
+pub(crate) struct VarsFull;
 
 impl Vars {
-    pub fn get(&self, key: &str) -> Option<&[u8]> {
+    pub(crate) fn get(&self, key: &str) -> Option<&[u8]> {
         self.values.get(key).map(Vec::as_slice)
     }
 
     /// Sets `key`; an empty value removes it (Extism: a null value handle deletes).
-    pub fn set(&mut self, key: &str, value: &[u8]) -> Result<(), VarsFull> {
+    pub(crate) fn set(&mut self, key: &str, value: &[u8]) -> Result<(), VarsFull> {
         let old = self.values.get(key).map_or(0, |v| key.len() + v.len());
         if value.is_empty() {
             self.values.remove(key);

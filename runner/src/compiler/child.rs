@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use rustix::process::{Resource, Rlimit, setrlimit};
 
 use super::{EXIT_INVALID_MODULE, EXIT_SETUP, USAGE_PREFIX, WARNING_PREFIX};
-use crate::inspect::MAX_MODULE_BYTES;
+use schema::module::MAX_MODULE_BYTES;
 
 /// The argument that turns the `runner` binary into the compiler child.
-pub const ARG: &str = "compile-module";
+pub(crate) const ARG: &str = "compile-module";
 
 /// Runs the child; `args` are the ones after [`ARG`].
-pub fn main(args: &[String]) -> ExitCode {
+pub(crate) fn main(args: &[String]) -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err(problem) => {

@@ -8,9 +8,9 @@
 //! of `Engine::precompile_module`, which the server loads with [`artifact::load`].
 
 pub mod artifact;
-pub mod child;
+pub(crate) mod child;
 #[cfg(target_os = "linux")]
-pub mod sandbox;
+pub(crate) mod sandbox;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -25,15 +25,15 @@ use tokio::sync::Semaphore;
 use crate::{Error, Refusal};
 
 /// The child's exit code when wasmtime refuses the module; its standard error says why.
-pub const EXIT_INVALID_MODULE: u8 = 65;
+pub(crate) const EXIT_INVALID_MODULE: u8 = 65;
 /// The child's exit code when it could not set itself up (arguments, limits, pipes).
-pub const EXIT_SETUP: u8 = 70;
+pub(crate) const EXIT_SETUP: u8 = 70;
 /// How much of the child's standard error is kept for the answer and the log.
 const STDERR_BYTES: u64 = 4 * 1024;
 /// How the child's last line on standard error starts when it reports what it used.
-pub const USAGE_PREFIX: &str = "compile-usage ";
+pub(crate) const USAGE_PREFIX: &str = "compile-usage ";
 /// How the child's lines on standard error start when the server should log them as warnings.
-pub const WARNING_PREFIX: &str = "compile-warning ";
+pub(crate) const WARNING_PREFIX: &str = "compile-warning ";
 /// What Rust's allocation-failure handler prints before it aborts.
 const ALLOCATION_FAILED: &str = "memory allocation of";
 /// What Rust's stack-overflow handler prints before it aborts.

@@ -147,7 +147,7 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
 const WRITING_FLAGS: &[libc::c_int] = &[libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC];
 
 /// Applies the filters to the calling thread and every thread it starts afterwards.
-pub fn confine() -> Result<(), String> {
+pub(crate) fn confine() -> Result<(), String> {
     // `clone3` takes its flags in memory, out of a filter's sight: refused as unknown, so that
     // glibc falls back to `clone`, whose flags the second filter checks.
     install(

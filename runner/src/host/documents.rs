@@ -14,7 +14,7 @@ use crate::documents::{DocumentAccess, MAX_READS_PER_CALL};
 use crate::internal_api::FetchError;
 use crate::kernel::text_argument;
 
-pub fn document_list(mut c: Caller<'_, CallState>, _filter: i64) -> wasmtime::Result<i64> {
+pub(crate) fn document_list(mut c: Caller<'_, CallState>, _filter: i64) -> wasmtime::Result<i64> {
     let answer = match take_read(c.data_mut()) {
         Ok((access, timeout)) => {
             let runtime = c.data().context.runtime.clone();
@@ -32,7 +32,7 @@ pub fn document_list(mut c: Caller<'_, CallState>, _filter: i64) -> wasmtime::Re
     reply_json(&mut c, &answer)
 }
 
-pub fn document_read(mut c: Caller<'_, CallState>, id: i64) -> wasmtime::Result<i64> {
+pub(crate) fn document_read(mut c: Caller<'_, CallState>, id: i64) -> wasmtime::Result<i64> {
     let id = text_argument(&c, id, "document id")?;
     let answer = if uuid::Uuid::try_parse(&id).is_err() {
         failure("invalid_request", "a document id is a UUID")

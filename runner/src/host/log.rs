@@ -15,7 +15,7 @@ struct Entry {
     message: String,
 }
 
-pub fn log(c: Caller<'_, CallState>, entry: i64) -> wasmtime::Result<()> {
+pub(crate) fn log(c: Caller<'_, CallState>, entry: i64) -> wasmtime::Result<()> {
     let bytes = argument(&c, entry, "log entry")?;
     let (level, message) = match serde_json::from_slice::<Entry>(&bytes) {
         Ok(entry) => (
@@ -30,11 +30,6 @@ pub fn log(c: Caller<'_, CallState>, entry: i64) -> wasmtime::Result<()> {
     };
     let mut c = c;
     let state = c.data_mut();
-    state.logs.write(
-        &state.context.labels,
-        &state.context.secrets,
-        level,
-        &message,
-    );
+    state.logs.write(&state.context.secrets, level, &message);
     Ok(())
 }

@@ -2,10 +2,10 @@
 //! JSON shapes in `runner/ABI.md`). Unlike the kernel's `http_request`, they report failures to
 //! the module as `{"error": {"code", "message"}}` instead of stopping the call.
 
-pub mod documents;
-pub mod log;
-pub mod secret_get;
-pub mod vendor_http;
+pub(crate) mod documents;
+pub(crate) mod log;
+pub(crate) mod secret_get;
+pub(crate) mod vendor_http;
 
 use serde_json::{Value, json};
 use wasmtime::{Caller, Linker};
@@ -14,9 +14,9 @@ use crate::call::CallState;
 use crate::kernel::reply;
 
 /// The import module of the platform functions.
-pub const MODULE: &str = "extism:host/user";
+pub(crate) const MODULE: &str = "extism:host/user";
 
-pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.func_wrap(MODULE, "http_send", vendor_http::http_send)?;
     linker.func_wrap(MODULE, "secret_get", secret_get::secret_get)?;
     linker.func_wrap(MODULE, "document_list", documents::document_list)?;

@@ -6,7 +6,7 @@ use wasmtime::Caller;
 use crate::call::CallState;
 use crate::kernel::{reply, text_argument};
 
-pub fn secret_get(mut c: Caller<'_, CallState>, name: i64) -> wasmtime::Result<i64> {
+pub(crate) fn secret_get(mut c: Caller<'_, CallState>, name: i64) -> wasmtime::Result<i64> {
     let name = text_argument(&c, name, "secret name")?;
     let Some(value) = c.data().context.secrets.get(&name).map(str::to_owned) else {
         return Ok(0);

@@ -16,7 +16,7 @@ use crate::outbound::{OutboundError, OutboundRequest, OutboundResponse, request_
 
 /// Sends `request` within the call's budget and remaining deadline. Runs on the call's blocking
 /// thread; the async client runs on the service's runtime.
-pub fn send(
+pub(crate) fn send(
     state: &mut CallState,
     request: OutboundRequest,
     requested_timeout_ms: Option<u64>,
@@ -51,7 +51,7 @@ struct SendRequest {
     timeout_ms: Option<u64>,
 }
 
-pub fn http_send(mut c: Caller<'_, CallState>, request: i64) -> wasmtime::Result<i64> {
+pub(crate) fn http_send(mut c: Caller<'_, CallState>, request: i64) -> wasmtime::Result<i64> {
     let bytes = argument(&c, request, "http_send request")?;
     let answer = match parse(&bytes) {
         Ok((request, timeout_ms)) => match send(c.data_mut(), request, timeout_ms) {

@@ -12,7 +12,7 @@ use wasmparser::{BinaryReader, MemorySectionReader};
 use crate::{Error, Refusal};
 
 /// Size of a WebAssembly page.
-pub const PAGE_BYTES: u64 = 64 * 1024;
+pub(crate) const PAGE_BYTES: u64 = 64 * 1024;
 /// Pages in one MiB.
 const PAGES_PER_MIB: u64 = 1024 * 1024 / PAGE_BYTES;
 /// The most pages a 32-bit memory can have (4 GiB).

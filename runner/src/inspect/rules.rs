@@ -13,11 +13,16 @@ use wasmparser::{
     ValType, ValidPayload, Validator, WasmFeatures,
 };
 
-use super::manifest::Manifest;
+use schema::manifest::Manifest;
+// The import modules a module may use, each defined where it is linked: the platform's five
+// functions (the Extism user namespace), the Extism kernel the runner implements on the host,
+// and WASI preview 1 without sockets and a file system.
+use crate::host::MODULE as USER_MODULE;
+use crate::kernel::MODULE as KERNEL_MODULE;
+use crate::wasi::MODULE as WASI_MODULE;
 use crate::{Error, Refusal};
 
-/// The largest module the platform runs (SPEC §8 "Module size").
-pub const MAX_MODULE_BYTES: usize = 32 * 1024 * 1024;
+use schema::module::MAX_MODULE_BYTES;
 
 /// The first four bytes of every WebAssembly binary.
 const MAGIC: [u8; 4] = *b"\0asm";
@@ -33,31 +38,24 @@ const COMPONENT_LAYER: [u8; 2] = [1, 0];
 /// leaving them out.
 const FEATURES: WasmFeatures = WasmFeatures::WASM2;
 
-/// The import module of the platform's five functions (the Extism user namespace).
-pub const USER_MODULE: &str = "extism:host/user";
-/// The import module of the Extism kernel, which the runner implements on the host.
-pub const KERNEL_MODULE: &str = "extism:host/env";
-/// WASI preview 1; the runner provides it without sockets and without a file system.
-pub const WASI_MODULE: &str = "wasi_snapshot_preview1";
-
 /// WASI preview 1 name prefixes that are refused: sockets and paths (SPEC §4.11 rule 2).
 const WASI_REFUSED_PREFIXES: [&str; 2] = ["sock_", "path_"];
 
 /// The exports every module has (SPEC §4.11 rule 4).
-pub const REQUIRED_EXPORTS: [&str; 2] = ["manifest", "invoke"];
+pub(crate) const REQUIRED_EXPORTS: [&str; 2] = ["manifest", "invoke"];
 /// The export a module provides when its manifest says `handles.webhook`.
-pub const WEBHOOK_EXPORT: &str = "handle_webhook";
+pub(crate) const WEBHOOK_EXPORT: &str = "handle_webhook";
 /// The export a module provides when its manifest names `handles.handoff`.
-pub const HANDOFF_EXPORT: &str = "handoff";
+pub(crate) const HANDOFF_EXPORT: &str = "handoff";
 /// The reactor initialiser the runner calls once per instance when it is exported.
-pub const INITIALIZE_EXPORT: &str = "_initialize";
+pub(crate) const INITIALIZE_EXPORT: &str = "_initialize";
 
 /// Longest import or export name a refusal message quotes in full.
 const MAX_NAME_SHOWN: usize = 100;
 
 /// A function type as the import rules compare it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Signature {
+pub(crate) struct Signature {
     pub params: &'static [ValType],
     pub results: &'static [ValType],
 }
@@ -99,7 +97,7 @@ const TWO_HANDLES_TO_NOTHING: Signature = Signature::new(&[I64, I64], &[]);
 /// - `document_list(filter) -> list`: the tenant's clean documents the call may read.
 /// - `document_read(id) -> document`: one document, body included.
 /// - `log(entry)`: one log line of the call.
-pub const USER_FUNCTIONS: [(&str, Signature); 5] = [
+pub(crate) const USER_FUNCTIONS: [(&str, Signature); 5] = [
     ("http_send", HANDLE_TO_HANDLE),
     ("secret_get", HANDLE_TO_HANDLE),
     ("document_list", HANDLE_TO_HANDLE),
@@ -109,7 +107,7 @@ pub const USER_FUNCTIONS: [(&str, Signature); 5] = [
 
 /// The Extism kernel functions in [`KERNEL_MODULE`] and their exact types (the types of the
 /// kernel that the Extism runtime ships; bytes are i32, everything else i64).
-pub const KERNEL_FUNCTIONS: [(&str, Signature); 32] = [
+pub(crate) const KERNEL_FUNCTIONS: [(&str, Signature); 32] = [
     ("alloc", HANDLE_TO_HANDLE),
     ("free", HANDLE_TO_NOTHING),
     ("length", HANDLE_TO_HANDLE),
@@ -152,7 +150,7 @@ const WASI_ONE: Signature = Signature::new(&[I32], &[I32]);
 /// WASI preview 1 (`wasi_snapshot_preview1` as the WASI SDK, TinyGo, AssemblyScript and Zig
 /// import it) without its `sock_*` and `path_*` functions, with each function's type. The runner
 /// implements a few and answers `ENOSYS` from the rest (`crate::wasi`).
-pub const WASI_FUNCTIONS: [(&str, Signature); 32] = [
+pub(crate) const WASI_FUNCTIONS: [(&str, Signature); 32] = [
     ("args_get", WASI_TWO),
     ("args_sizes_get", WASI_TWO),
     ("environ_get", WASI_TWO),
@@ -311,7 +309,7 @@ pub fn check_module(bytes: &[u8]) -> Result<ModuleShape, Error> {
 ///
 /// Only that direction is a refusal: an export the manifest does not mention is never called,
 /// so exporting `handle_webhook` with `handles.webhook: false` is allowed.
-pub fn require_handles(shape: &ModuleShape, manifest: &Manifest) -> Result<(), Error> {
+pub(crate) fn require_handles(shape: &ModuleShape, manifest: &Manifest) -> Result<(), Error> {
     if manifest.handles.webhook && !shape.has_export(WEBHOOK_EXPORT) {
         return Err(missing_export(
             WEBHOOK_EXPORT,

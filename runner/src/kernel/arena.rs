@@ -26,7 +26,7 @@ struct Block {
 }
 
 #[derive(Debug)]
-pub struct Arena {
+pub(crate) struct Arena {
     /// Byte `i` of this vector is handle `FIRST_HANDLE + i`.
     bytes: Vec<u8>,
     /// Live blocks by handle.
@@ -39,7 +39,7 @@ pub struct Arena {
 
 impl Arena {
     /// An empty arena that will not grow past `budget` bytes.
-    pub fn new(budget: u64) -> Self {
+    pub(crate) fn new(budget: u64) -> Self {
         Self {
             bytes: Vec::new(),
             active: HashMap::new(),
@@ -49,7 +49,7 @@ impl Arena {
     }
 
     /// A block of `len` bytes (zeroed when fresh), or 0 for `len == 0` or an exhausted budget.
-    pub fn alloc(&mut self, len: u64) -> u64 {
+    pub(crate) fn alloc(&mut self, len: u64) -> u64 {
         if len == 0 {
             return 0;
         }
@@ -83,22 +83,22 @@ impl Arena {
     }
 
     /// Releases the block starting at `handle`; anything else is ignored.
-    pub fn free(&mut self, handle: u64) {
+    pub(crate) fn free(&mut self, handle: u64) {
         if let Some(block) = self.active.remove(&handle) {
             self.free.insert((block.capacity, handle));
         }
     }
 
     /// Used length of the live block starting at `handle`, else 0.
-    pub fn length(&self, handle: u64) -> u64 {
+    pub(crate) fn length(&self, handle: u64) -> u64 {
         self.active.get(&handle).map_or(0, |block| block.used)
     }
 
-    pub fn load_u8(&self, at: u64) -> u8 {
+    pub(crate) fn load_u8(&self, at: u64) -> u8 {
         self.index(at, 1).map_or(0, |i| self.bytes[i])
     }
 
-    pub fn load_u64(&self, at: u64) -> u64 {
+    pub(crate) fn load_u64(&self, at: u64) -> u64 {
         self.index(at, 8).map_or(0, |i| {
             let mut word = [0u8; 8];
             word.copy_from_slice(&self.bytes[i..i + 8]);
@@ -106,20 +106,20 @@ impl Arena {
         })
     }
 
-    pub fn store_u8(&mut self, at: u64, value: u8) {
+    pub(crate) fn store_u8(&mut self, at: u64, value: u8) {
         if let Some(i) = self.index(at, 1) {
             self.bytes[i] = value;
         }
     }
 
-    pub fn store_u64(&mut self, at: u64, value: u64) {
+    pub(crate) fn store_u64(&mut self, at: u64, value: u64) {
         if let Some(i) = self.index(at, 8) {
             self.bytes[i..i + 8].copy_from_slice(&value.to_le_bytes());
         }
     }
 
     /// `len` bytes from `at`, when the whole range is inside the arena.
-    pub fn slice(&self, at: u64, len: u64) -> Option<&[u8]> {
+    pub(crate) fn slice(&self, at: u64, len: u64) -> Option<&[u8]> {
         if len == 0 {
             return Some(&[]);
         }
@@ -129,7 +129,7 @@ impl Arena {
 
     /// The bytes of the live block at `handle` (empty for 0), or `None` for anything that is not
     /// the start of a live block. What host functions read their arguments with.
-    pub fn block(&self, handle: u64) -> Option<&[u8]> {
+    pub(crate) fn block(&self, handle: u64) -> Option<&[u8]> {
         if handle == 0 {
             return Some(&[]);
         }
@@ -138,7 +138,7 @@ impl Arena {
     }
 
     /// Allocates a block holding `data`; 0 for empty data. `None` when the budget is exhausted.
-    pub fn put(&mut self, data: &[u8]) -> Option<u64> {
+    pub(crate) fn put(&mut self, data: &[u8]) -> Option<u64> {
         if data.is_empty() {
             return Some(0);
         }
@@ -153,19 +153,19 @@ impl Arena {
 
     /// True when `[at, at + len)` lies inside the arena (what `output_set` and `error_set`
     /// require).
-    pub fn contains(&self, at: u64, len: u64) -> bool {
+    pub(crate) fn contains(&self, at: u64, len: u64) -> bool {
         len == 0 && at >= FIRST_HANDLE || self.slice(at, len).is_some()
     }
 
     /// Forgets every block (the kernel's `reset`); the budget stays.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.bytes.clear();
         self.active.clear();
         self.free.clear();
     }
 
     /// Bytes handed out so far (`memory_bytes`).
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.bytes.len() as u64
     }
 

@@ -15,7 +15,7 @@ use crate::outbound::OutboundRequest;
 
 type C<'a> = Caller<'a, CallState>;
 
-pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.func_wrap(MODULE, "config_get", config_get)?;
     linker.func_wrap(MODULE, "var_get", var_get)?;
     linker.func_wrap(MODULE, "var_set", var_set)?;
@@ -133,8 +133,6 @@ fn log(c: &mut C<'_>, level: Level, handle: i64) -> wasmtime::Result<()> {
     let state = c.data_mut();
     state.arena.free(handle as u64);
     let text = String::from_utf8_lossy(&message);
-    state
-        .logs
-        .write(&state.context.labels, &state.context.secrets, level, &text);
+    state.logs.write(&state.context.secrets, level, &text);
     Ok(())
 }

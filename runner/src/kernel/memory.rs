@@ -8,7 +8,7 @@ use crate::call::CallState;
 
 type C<'a> = Caller<'a, CallState>;
 
-pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.func_wrap(MODULE, "alloc", |mut c: C<'_>, n: i64| -> i64 {
         c.data_mut().arena.alloc(n as u64) as i64
     })?;

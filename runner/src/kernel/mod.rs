@@ -2,19 +2,19 @@
 //! the official Extism PDKs run unchanged (ARCHITECTURE.md "Runner"; semantics in
 //! `runner/ABI.md`). Handles are `i64` offsets into the call's [`arena::Arena`], 0 = null.
 
-pub mod arena;
-pub mod builtins;
-pub mod memory;
+pub(crate) mod arena;
+pub(crate) mod builtins;
+pub(crate) mod memory;
 
 use wasmtime::{Caller, Linker};
 
 use crate::call::CallState;
 
 /// The import module of the kernel.
-pub const MODULE: &str = "extism:host/env";
+pub(crate) const MODULE: &str = "extism:host/env";
 
 /// Defines every kernel function on `linker`.
-pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     memory::link(linker)?;
     builtins::link(linker)?;
     Ok(())
@@ -23,7 +23,7 @@ pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
 /// Why a host function stopped the call (a trap whose message the caller may see).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct HostTrap(pub String);
+pub(crate) struct HostTrap(pub String);
 
 pub(crate) fn trap(message: impl Into<String>) -> wasmtime::Error {
     wasmtime::Error::new(HostTrap(message.into()))

@@ -34,7 +34,7 @@ const NON_PUBLIC_V6: &[(Ipv6Addr, u8)] = &[
 ];
 
 /// Whether a DNS answer may be connected to.
-pub fn is_public(ip: IpAddr) -> bool {
+pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => is_public_v6(v6),

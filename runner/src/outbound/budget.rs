@@ -7,18 +7,14 @@ use super::limits::MAX_REQUESTS_PER_CALL;
 
 /// Counts the vendor requests of one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RequestBudget {
+pub(crate) struct RequestBudget {
     used: u32,
 }
 
 impl RequestBudget {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Takes one request from the allowance; refused once the call has sent its 25. Redirects a
     /// request follows are part of that request, not extra takes.
-    pub fn try_take(&mut self) -> Result<(), OutboundError> {
+    pub(crate) fn try_take(&mut self) -> Result<(), OutboundError> {
         if self.used >= MAX_REQUESTS_PER_CALL {
             return Err(OutboundError::TooManyRequests);
         }
@@ -27,7 +23,7 @@ impl RequestBudget {
     }
 
     /// Requests taken so far.
-    pub fn used(&self) -> u32 {
+    pub(crate) fn used(&self) -> u32 {
         self.used
     }
 }
@@ -38,7 +34,7 @@ mod tests {
 
     #[test]
     fn allows_exactly_twenty_five_requests() {
-        let mut budget = RequestBudget::new();
+        let mut budget = RequestBudget::default();
         for taken in 1..=25 {
             budget.try_take().expect("within the allowance");
             assert_eq!(budget.used(), taken);

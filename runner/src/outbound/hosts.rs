@@ -109,15 +109,15 @@ impl ApprovedHosts {
             // check than the ones approved.
             return Err(refused(format!("{name} ends with a dot")));
         }
-        if !is_plain_name(name) {
-            return Err(refused(format!("{name} is not a plain host name")));
-        }
         if name == "localhost" {
             return if self.localhost {
                 Ok(Target::Localhost)
             } else {
                 Err(refused("localhost is not an approved host".to_owned()))
             };
+        }
+        if !is_plain_name(name) {
+            return Err(refused(format!("{name} is not a plain host name")));
         }
         if self.matches_name(name) {
             Ok(Target::Name(name.to_owned()))
@@ -165,16 +165,11 @@ fn normalised_name(entry: &str) -> Option<String> {
     }
 }
 
-/// Non-empty labels of letters, digits, `-` and `_`: what DNS names look like after IDNA. Rules
-/// out names the URL parser lets through but no resolver should see (`*.x`, `a..b`, `.b`).
+/// A host name of the one syntax manifests are checked with (`schema::host`), so an approved
+/// entry and a URL's host can only match when both are of that form. Rules out names the URL
+/// parser lets through but no approval names (`*.x`, `a..b`, `.b`, `a_b.c`).
 fn is_plain_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        })
+    schema::host::is_name(name)
 }
 
 #[cfg(test)]

@@ -8,17 +8,17 @@ pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 /// runner to push more than it could receive.
 pub const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 /// Vendor requests one call may make.
-pub const MAX_REQUESTS_PER_CALL: u32 = 25;
+pub(crate) const MAX_REQUESTS_PER_CALL: u32 = 25;
 /// Redirects followed for one request, all to the original scheme, host and port.
-pub const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 /// Timeout of a request that names none.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest timeout a request may ask for.
-pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The timeout of one vendor request: the module's wish (default 10 s, at most 30 s), cut to what
 /// is left of the call's deadline so a request never outlives the call that made it.
-pub fn request_timeout(requested_ms: Option<u64>, remaining: Duration) -> Duration {
+pub(crate) fn request_timeout(requested_ms: Option<u64>, remaining: Duration) -> Duration {
     let wanted = requested_ms.map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis);
     wanted.min(MAX_REQUEST_TIMEOUT).min(remaining)
 }

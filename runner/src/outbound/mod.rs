@@ -26,13 +26,10 @@ mod message;
 mod redirect;
 mod resolve;
 
-pub use address::is_public;
-pub use budget::RequestBudget;
+pub(crate) use budget::RequestBudget;
 pub use client::OutboundClient;
 pub use error::OutboundError;
 pub use hosts::ApprovedHosts;
-pub use limits::{
-    DEFAULT_REQUEST_TIMEOUT, MAX_REDIRECTS, MAX_REQUEST_BYTES, MAX_REQUEST_TIMEOUT,
-    MAX_REQUESTS_PER_CALL, MAX_RESPONSE_BYTES, request_timeout,
-};
+pub(crate) use limits::request_timeout;
+pub use limits::{MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 pub use message::{OutboundRequest, OutboundResponse};

@@ -6,14 +6,14 @@ use bytes::Bytes;
 use http::Request;
 use hyper::body::Incoming;
 use serde_json::Value;
-use telemetry::request_body::{self, Refused};
+use service::http::body::{self as request_body, Refused};
 
 use crate::{Error, Issue};
 
 /// Largest JSON request of the call routes (an input, config and secrets).
-pub const JSON_LIMIT: usize = 8 * 1024 * 1024;
+pub(crate) const JSON_LIMIT: usize = 8 * 1024 * 1024;
 
-pub async fn read(request: Request<Incoming>, limit: usize) -> Result<Bytes, Error> {
+pub(crate) async fn read(request: Request<Incoming>, limit: usize) -> Result<Bytes, Error> {
     let (parts, body) = request.into_parts();
     request_body::read(&parts.headers, body, limit)
         .await
@@ -26,7 +26,7 @@ pub async fn read(request: Request<Incoming>, limit: usize) -> Result<Bytes, Err
         })
 }
 
-pub async fn json(request: Request<Incoming>) -> Result<Value, Error> {
+pub(crate) async fn json(request: Request<Incoming>) -> Result<Value, Error> {
     let bytes = read(request, JSON_LIMIT).await?;
     serde_json::from_slice(&bytes).map_err(|error| {
         Error::BadRequest(vec![Issue::new(

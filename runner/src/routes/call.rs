@@ -10,29 +10,31 @@ use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use service::http::{Body, HttpError, response};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use super::body;
 use crate::call::run::{CallOutcome, run};
-use crate::call::{CallContext, CallLabels, Export, Outbound};
+use crate::call::{CallContext, Export, Outbound};
 use crate::contract::{self, Definition};
 use crate::documents::DocumentAccess;
 use crate::engine::{Compiled, MAX_MEMORY_BYTES};
 use crate::outbound::ApprovedHosts;
-use crate::response::{self, Body};
 use crate::secrets::Secrets;
 use crate::state::State;
 use crate::{Error, Issue};
+use schema::module::Sha256;
 
 /// Memory of a module whose caller did not say and which declares no maximum of its own
 /// (SPEC §2.8 default).
-pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 
 /// The fields every call request carries (schema `contract.json`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Install {
-    pub module: String,
+pub(crate) struct Install {
+    pub module: Sha256,
     pub app: AppRef,
     pub call: CallRef,
     pub config: Map<String, Value>,
@@ -45,20 +47,20 @@ pub struct Install {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct AppRef {
+pub(crate) struct AppRef {
     pub name: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CallRef {
+pub(crate) struct CallRef {
     pub id: String,
     pub tenant_id: Uuid,
 }
 
 /// What distinguishes one call route from another.
 #[derive(Debug)]
-pub struct Route {
+pub(crate) struct Route {
     pub export: Export,
     pub request: Definition,
     pub answer: Definition,
@@ -85,7 +87,7 @@ struct Plan {
 
 /// Serves one call route: the body is checked against the route's request definition, the
 /// export gets the route's input fields.
-pub async fn handle(
+pub(crate) async fn handle(
     state: &State,
     request: Request<Incoming>,
     route: &Route,
@@ -132,14 +134,22 @@ fn export_document(body: &Value, fields: &[&str]) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+/// Runs the call inside its span: every line it leads to, the module's loading included,
+/// names the tenant, the app and the call.
 async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
+    let span = tracing::info_span!(
+        "app.call",
+        svc.tenant_id = %plan.install.call.tenant_id,
+        svc.app.name = %plan.install.app.name,
+        svc.app.call_id = %plan.install.call.id,
+        export = plan.export.name(),
+    );
+    run_admitted(state, plan).instrument(span).await
+}
+
+async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     let admitted = state.admission.admit(Some(plan.install.call.tenant_id))?;
     let compiled = module_by(state, &plan.install.module, plan.deadline, plan.timeout).await?;
-    let labels = CallLabels {
-        tenant_id: Some(plan.install.call.tenant_id),
-        app_name: plan.install.app.name.clone(),
-        call_id: plan.install.call.id.clone(),
-    };
     let documents = match (&plan.call_token, &state.api) {
         (Some(token), Some(api)) => Some(DocumentAccess {
             api: api.clone(),
@@ -150,7 +160,6 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     };
     let context = CallContext {
         export: plan.export,
-        labels: labels.clone(),
         config: plan.install.config,
         secrets: Secrets::new(plan.install.secrets),
         outbound: Some(Outbound {
@@ -187,7 +196,7 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
         },
         other => other,
     });
-    record(&labels, plan.export, &outcome, &result);
+    record(&plan.install.app.name, plan.export, &outcome, &result);
     let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
     let answer = result.map_err(|error| Error::CallFailed {
         error: Box::new(error),
@@ -209,7 +218,7 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
 /// instead of starting over.
 async fn module_by(
     state: &State,
-    sha256: &str,
+    sha256: &Sha256,
     deadline: Instant,
     timeout: Duration,
 ) -> Result<Arc<Compiled>, Error> {
@@ -217,8 +226,11 @@ async fn module_by(
         return Ok(ready);
     }
     let loader = state.clone();
-    let sha256 = sha256.to_owned();
-    let loading = tokio::spawn(async move { loader.modules.get(&sha256).await });
+    let sha256 = sha256.clone();
+    // The load outlives this call when it runs past the deadline; its lines stay the call's.
+    let loading = tokio::spawn(
+        async move { loader.modules.get(&sha256).await }.instrument(tracing::Span::current()),
+    );
     match tokio::time::timeout_at(deadline.into(), loading).await {
         Ok(joined) => joined.map_err(|e| Error::Internal(format!("module load: {e}")))?,
         Err(_) => Err(Error::Timeout {
@@ -242,12 +254,7 @@ fn answer(definition: Definition, outcome: &CallOutcome) -> Result<Value, Error>
     Ok(value)
 }
 
-fn record(
-    labels: &CallLabels,
-    export: Export,
-    outcome: &CallOutcome,
-    result: &Result<Value, Error>,
-) {
+fn record(app: &str, export: Export, outcome: &CallOutcome, result: &Result<Value, Error>) {
     let label = match result {
         Ok(answer) => match answer["status"].as_str() {
             Some("ok") | Some("event") | Some("ignored") => "ok",
@@ -263,18 +270,13 @@ fn record(
     };
     metrics::histogram!(
         "svc.app.call.duration",
-        "app" => labels.app_name.clone(),
+        "app" => app.to_owned(),
         "export" => export.name(),
         "outcome" => label,
     )
     .record(outcome.duration.as_secs_f64() * 1000.0);
-    let tenant = labels.tenant_id.map(|t| t.to_string()).unwrap_or_default();
     match result {
-        Ok(_) => {
-            tracing::debug!(tenantId = %tenant, appName = %labels.app_name, callId = %labels.call_id, export = export.name(), outcome = label, "call answered")
-        }
-        Err(error) => {
-            tracing::warn!(tenantId = %tenant, appName = %labels.app_name, callId = %labels.call_id, export = export.name(), outcome = label, %error, "call failed")
-        }
+        Ok(_) => tracing::debug!(outcome = label, "call answered"),
+        Err(error) => tracing::warn!(outcome = label, %error, "call failed"),
     }
 }

@@ -3,13 +3,13 @@
 
 use http::{Request, Response};
 use hyper::body::Incoming;
+use service::http::Body;
 
 use super::call::{self, Route};
 use super::webhooks_handle::DEADLINE;
 use crate::Error;
 use crate::call::Export;
 use crate::contract::Definition;
-use crate::response::Body;
 use crate::state::State;
 
 const ROUTE: Route = Route {
@@ -20,6 +20,9 @@ const ROUTE: Route = Route {
     deadline: Some(DEADLINE),
 };
 
-pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub(crate) async fn handle(
+    state: &State,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Error> {
     call::handle(state, request, &ROUTE).await
 }

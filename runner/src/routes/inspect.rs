@@ -10,22 +10,26 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use service::http::{Body, response};
 
 use super::body;
 use crate::call::run::run;
 use crate::call::{CallContext, Export};
 use crate::engine::MAX_MEMORY_BYTES;
-use crate::inspect::{self, MAX_MODULE_BYTES};
+use schema::module::{MAX_MODULE_BYTES, Sha256};
+
+use crate::inspect;
 use crate::module_cache::check_off_thread;
-use crate::response::{self, Body};
 use crate::state::State;
 use crate::{Error, Refusal};
 
 /// Deadline of the `manifest` export (SPEC §8).
-pub const MANIFEST_DEADLINE: Duration = Duration::from_secs(5);
+pub(crate) const MANIFEST_DEADLINE: Duration = Duration::from_secs(5);
 
-pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub(crate) async fn handle(
+    state: &State,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Error> {
     let bytes = body::read(request, MAX_MODULE_BYTES).await?;
     let _admitted = state.admission.admit(None)?;
     let bytes = Arc::new(bytes.to_vec());
@@ -54,7 +58,7 @@ pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Respons
         })?;
     inspect::require_handles(&shape, &manifest)?;
     let capped = inspect::cap_memory(&bytes, manifest.memory_mib)?;
-    let sha256 = hex::encode(Sha256::digest(&capped));
+    let sha256 = Sha256::of(&capped);
     Ok(response::json(
         StatusCode::OK,
         &json!({

@@ -4,16 +4,16 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
+use service::http::Body;
 
 use super::call::{self, Route};
 use crate::Error;
 use crate::call::Export;
 use crate::contract::Definition;
-use crate::response::Body;
 use crate::state::State;
 
 /// Deadline of `handle_webhook` and `handoff` (SPEC §8).
-pub const DEADLINE: Duration = Duration::from_secs(15);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
 
 const ROUTE: Route = Route {
     export: Export::HandleWebhook,
@@ -23,6 +23,9 @@ const ROUTE: Route = Route {
     deadline: Some(DEADLINE),
 };
 
-pub async fn handle(state: &State, request: Request<Incoming>) -> Result<Response<Body>, Error> {
+pub(crate) async fn handle(
+    state: &State,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Error> {
     call::handle(state, request, &ROUTE).await
 }

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use ingress::auth::claims::Kind;
-use ingress::auth::mint::{TokenRequest, mint};
-use ingress::auth::permission::Role;
+use ingress::Kind;
+use ingress::Role;
+use ingress::{TokenRequest, mint};
 use uuid::Uuid;
 
 /// The environment `./stack up` wrote to `.stack/env`, overridden by the process environment.

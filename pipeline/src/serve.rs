@@ -1,0 +1,87 @@
+//! The pipeline process: apply the migrations, create the topics, then run the outbox relay and
+//! the partition upkeep, and serve health (`WORKER_HEALTH_PORT`) until the stop signal. Stages
+//! register here as their issues add them.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use service::health::{PROBE_TIMEOUT, Readiness, probes};
+use service::{Process, RunResult};
+use sqlx::postgres::PgPoolOptions;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::health::{Health, serve_health};
+use crate::outbox::Relay;
+use crate::partitions;
+use crate::workers::Workers;
+
+/// Runs the pipeline.
+pub fn main() -> ExitCode {
+    service::main("pipeline", env!("CARGO_PKG_VERSION"), Config::read, run)
+}
+
+/// Dependencies may still be starting: retry for about a minute before giving up.
+fn start_up_retry() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(200))
+        .with_max_delay(Duration::from_secs(5))
+        .with_max_times(20)
+}
+
+async fn run(config: Config, process: Process) -> RunResult {
+    let stop = process.stop;
+    let pool = PgPoolOptions::new()
+        .max_connections(config.database_pool_size)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy(&config.database_url)?;
+    (|| async { schema::migrate(&pool).await })
+        .retry(start_up_retry())
+        .notify(|error, wait| tracing::warn!(%error, ?wait, "migrations not applied yet; retrying"))
+        .await?;
+    tracing::info!("migrations applied");
+    partitions::ensure(&pool).await?;
+
+    (|| async {
+        topics::admin::ensure_topics(&config.kafka_brokers, topics::catalogue::ALL).await
+    })
+    .retry(start_up_retry())
+    .notify(|error, wait| tracing::warn!(%error, ?wait, "topics not ensured yet; retrying"))
+    .await?;
+    tracing::info!(topics = topics::catalogue::ALL.len(), "topics ensured");
+
+    let producer = topics::Producer::new(&config.kafka_brokers, "pipeline")?;
+    let redis = redis::Client::open(config.redis_url.as_str())?;
+    let workers = Workers::default();
+
+    let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
+    let relay = tokio::spawn(relay.run(stop.clone()));
+    let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
+    let listener = TcpListener::bind(config.health_addr).await?;
+    let health = Health {
+        readiness: readiness(pool, redis, producer.clone()),
+        metrics: process.metrics,
+        workers,
+        producer: producer.clone(),
+    };
+    serve_health(listener, health, stop).await;
+    let _ = tokio::join!(relay, maintenance);
+    let _ = producer.flush(Duration::from_secs(5));
+    Ok(())
+}
+
+fn readiness(pool: sqlx::PgPool, redis: redis::Client, producer: topics::Producer) -> Readiness {
+    Readiness::new()
+        .probe("postgres", move || probes::postgres(pool.clone()))
+        .probe("redis", move || probes::redis(redis.clone()))
+        .probe("broker", move || {
+            let producer = producer.clone();
+            async move {
+                producer
+                    .probe(PROBE_TIMEOUT)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })
+}

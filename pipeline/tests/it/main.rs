@@ -1,0 +1,6 @@
+#![allow(unreachable_pub)]
+
+//! The pipeline's integration tests, one binary, against the real broker, Postgres and Redis of
+//! the stack (`./stack up`).
+
+mod redelivery;

@@ -1,0 +1,102 @@
+//! The module path end to end on the real stack: a module stored in the object store under its
+//! hash, served by ingress's internal listener (`GET /internal/app-modules/:sha256`, runner
+//! bearer), fetched, verified and run by a runner started through `./stack run runner`.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use crate::support::instance::Runner;
+use crate::support::wat::Fixture;
+use crate::support::{repo_root, sha256_hex};
+use serde_json::{Value, json};
+
+/// `.stack/env` of the running stack.
+fn stack_env() -> HashMap<String, String> {
+    let text = std::fs::read_to_string(repo_root().join(".stack/env"))
+        .expect(".stack/env exists: run ./stack up");
+    text.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// Stores `bytes` as the module `sha256` the way uploads will: `modules/<sha256>.wasm`.
+fn put_module(env: &HashMap<String, String>, sha256: &str, bytes: &[u8]) {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), bytes).expect("write");
+    let url = format!(
+        "{}/{}/modules/{sha256}.wasm",
+        env["STORAGE_ENDPOINT"], env["STORAGE_BUCKET"]
+    );
+    let output = Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT"])
+        .arg("--aws-sigv4")
+        .arg(format!("aws:amz:{}:s3", env["STORAGE_REGION"]))
+        .arg("--user")
+        .arg(format!(
+            "{}:{}",
+            env["STORAGE_ACCESS_KEY"], env["STORAGE_SECRET_KEY"]
+        ))
+        .arg("-H")
+        .arg(format!("x-amz-content-sha256: {}", sha256_hex(bytes)))
+        .arg("--data-binary")
+        .arg(format!("@{}", file.path().display()))
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "200",
+        "the object store took the module"
+    );
+}
+
+async fn invoke(runner: &Runner, token: &str, module: &str) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(runner.url("/v1/invoke"))
+        .bearer_auth(token)
+        .json(&json!({
+            "module": module,
+            "app": {"name": "fixture"},
+            "call": {"id": "call-through-ingress", "tenantId": "3f0b8a52-8c9e-4a7e-9d0c-2f6d7c1b5e11"},
+            "action": "run",
+            "config": {},
+            "input": {},
+            "timeoutMs": 2000
+        }))
+        .send()
+        .await
+        .expect("runner answers");
+    (
+        response.status().as_u16(),
+        response.json().await.expect("json"),
+    )
+}
+
+#[tokio::test]
+async fn a_stored_module_is_fetched_through_ingress_and_run() {
+    let env = stack_env();
+    let token = env["APP_RUNNER_TOKEN"].clone();
+    let answer = format!(
+        r#"{{"status":"ok","output":{{"n":"{}"}}}}"#,
+        uuid::Uuid::new_v4()
+    );
+    let bytes = Fixture::answering(&answer).bytes();
+    let sha = sha256_hex(&bytes);
+    put_module(&env, &sha, &bytes);
+    let runner = Runner::start(
+        &env["API_INTERNAL_URL"],
+        &[("APP_RUNNER_TOKEN", token.as_str())],
+    )
+    .await;
+
+    let (status, body) = invoke(&runner, &token, &sha).await;
+    assert_eq!(status, 200, "{body}");
+    let expected: Value = serde_json::from_str(&answer).expect("json");
+    assert_eq!(body["answer"], expected);
+
+    // A hash nobody stored: ingress answers 404, the runner module_not_found.
+    let (status, body) = invoke(&runner, &token, &"0".repeat(64)).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], "module_not_found");
+}

@@ -1,0 +1,24 @@
+//! What each of the three service processes (`ingress`, `pipeline`, `runner`) is made of, so
+//! that they start, configure, log, trace, serve HTTP, answer health and stop the same way. One
+//! folder per concern:
+//!
+//! - [`config`]: the environment, read once at start-up; every problem reported together.
+//! - [`telemetry`]: JSON log lines with censored keys, OTLP traces, metrics (Prometheus text
+//!   and OTLP push).
+//! - [`http`]: the accept loop with graceful shutdown, routing by route enum, request bodies
+//!   under a limit, request ids, bearer tokens, the error envelope and the one response writer.
+//! - [`health`]: liveness, readiness from named probes, the metrics exposition.
+//! - [`shutdown`]: the signal every listener and loop stops on.
+//! - [`main`]: the `main` of every service, tying the above together.
+//!
+//! What is a service's own (its routes, its errors, its configuration fields) stays in that
+//! service; only what all of them do the same way lives here.
+
+pub mod config;
+pub mod health;
+pub mod http;
+mod process;
+pub mod shutdown;
+pub mod telemetry;
+
+pub use process::{Process, RunResult, main};

@@ -1,0 +1,112 @@
+//! The `metrics` facade's recorder: Prometheus text exposition with the SPEC's histogram buckets,
+//! and, when OTLP export is on, the same instruments pushed over OTLP ([`crate::otlp_metrics`]).
+
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use metrics_util::layers::FanoutBuilder;
+
+use super::Error;
+use super::otlp_metrics::OtlpRecorder;
+
+/// Buckets of millisecond histograms (SPEC "Metrics").
+pub const MILLISECOND_BUCKETS: &[f64] =
+    &[1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
+/// Buckets of second histograms (SPEC "Metrics").
+pub const SECOND_BUCKETS: &[f64] = &[1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0];
+/// `http.server.request.duration` is in seconds but sub-second: the OpenTelemetry HTTP buckets.
+pub const HTTP_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Histograms measured in seconds; every other `*.duration` histogram is in milliseconds.
+const SECOND_HISTOGRAMS: &[&str] = &[
+    "svc.workflow.run.duration",
+    "svc.app.callback.wait",
+    "svc.case.time_to_decision",
+];
+
+/// The buckets of histogram `name` (SPEC "Metrics": milliseconds unless listed in seconds).
+pub(crate) fn buckets_for(name: &str) -> &'static [f64] {
+    if name == "http.server.request.duration" {
+        HTTP_BUCKETS
+    } else if SECOND_HISTOGRAMS.contains(&name) {
+        SECOND_BUCKETS
+    } else {
+        MILLISECOND_BUCKETS
+    }
+}
+
+/// The unit of histogram `name`, as the SPEC's table gives it.
+pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
+    if name == "http.server.request.duration" || SECOND_HISTOGRAMS.contains(&name) {
+        Some("s")
+    } else {
+        Some("ms")
+    }
+}
+
+/// Installs the process-wide recorder (Prometheus, plus `otlp` when given) and returns the
+/// handle that renders `/metrics`.
+pub(crate) fn install(otlp: Option<OtlpRecorder>) -> Result<PrometheusHandle, Error> {
+    let mut builder = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full("http.server.request.duration".into()),
+            HTTP_BUCKETS,
+        )
+        .map_err(|e| Error::Metrics(e.to_string()))?;
+    for name in SECOND_HISTOGRAMS {
+        builder = builder
+            .set_buckets_for_metric(Matcher::Full((*name).into()), SECOND_BUCKETS)
+            .map_err(|e| Error::Metrics(e.to_string()))?;
+    }
+    builder = builder
+        .set_buckets(MILLISECOND_BUCKETS)
+        .map_err(|e| Error::Metrics(e.to_string()))?;
+    let prometheus = builder.build_recorder();
+    let handle = prometheus.handle();
+    let installed = match otlp {
+        None => metrics::set_global_recorder(prometheus).map_err(|e| e.to_string()),
+        Some(otlp) => metrics::set_global_recorder(
+            FanoutBuilder::default()
+                .add_recorder(prometheus)
+                .add_recorder(otlp)
+                .build(),
+        )
+        .map_err(|e| e.to_string()),
+    };
+    installed.map_err(Error::Metrics)?;
+    spawn_upkeep(handle.clone());
+    Ok(handle)
+}
+
+/// Histograms keep raw samples until upkeep folds them; without it memory grows with traffic.
+fn spawn_upkeep(handle: PrometheusHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("metrics-upkeep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(5));
+                handle.run_upkeep();
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "metrics upkeep thread not started");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_take_the_specs_buckets_and_units() {
+        assert_eq!(buckets_for("svc.app.call.duration"), MILLISECOND_BUCKETS);
+        assert_eq!(unit_for("svc.app.call.duration"), Some("ms"));
+        assert_eq!(buckets_for("svc.app.callback.wait"), SECOND_BUCKETS);
+        assert_eq!(unit_for("svc.workflow.run.duration"), Some("s"));
+        assert_eq!(buckets_for("http.server.request.duration"), HTTP_BUCKETS);
+        assert_eq!(unit_for("http.server.request.duration"), Some("s"));
+    }
+}
