@@ -1,13 +1,16 @@
-//! Errors of the pipeline, each with a retry class: what the consumer loop does with the message.
+//! Errors of the pipeline, each with the class that says what the consumer loop does with the
+//! message being applied (`topics::HandleError`). Classified by type, never by message text.
 
 use topics::HandleError;
 
 /// What a failure means for the message being applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryClass {
-    /// A dependency failed: retry the same message.
+    /// Applying failed in a way another attempt may fix: retried a bounded number of times.
     Retryable,
-    /// The message can never apply: dead-letter it and move on.
+    /// A dependency did not answer: retried until it is back.
+    Unavailable,
+    /// The message can never apply: dead-lettered at once.
     Poison,
     /// The process cannot continue.
     Fatal,
@@ -25,8 +28,6 @@ pub enum Error {
     Undecodable(String),
     #[error("command is invalid: {0}")]
     Invalid(String),
-    #[error("configuration: {0}")]
-    Config(String),
     #[error("migrations: {0}")]
     Migrate(#[from] schema::Error),
 }
@@ -35,9 +36,9 @@ impl Error {
     pub fn class(&self) -> RetryClass {
         match self {
             Error::Database(e) => database_class(e),
-            Error::Broker(_) | Error::Redis(_) => RetryClass::Retryable,
+            Error::Broker(_) | Error::Redis(_) => RetryClass::Unavailable,
             Error::Undecodable(_) | Error::Invalid(_) => RetryClass::Poison,
-            Error::Config(_) | Error::Migrate(_) => RetryClass::Fatal,
+            Error::Migrate(_) => RetryClass::Fatal,
         }
     }
 
@@ -46,27 +47,64 @@ impl Error {
         let text = self.to_string();
         match self.class() {
             RetryClass::Retryable => HandleError::Retryable(text),
+            RetryClass::Unavailable => HandleError::Unavailable(text),
             RetryClass::Poison => HandleError::Poison(text),
             RetryClass::Fatal => HandleError::Fatal(text),
         }
     }
 }
 
-/// Connection and concurrency failures pass; a constraint our own SQL violates will not.
+/// A connection that failed is the database's state, not the command's: waited for. Conflicts
+/// between transactions pass on a retry. Anything the command's own SQL runs into (a unique or
+/// other constraint, a row that is not there) happens again on every attempt: a single writer
+/// per key applies commands serially, and concurrent applies of one command are serialised by
+/// its inbox row, so such an error is the command's and it is dead-lettered.
 fn database_class(error: &sqlx::Error) -> RetryClass {
     match error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => RetryClass::Unavailable,
         sqlx::Error::Database(db) => match db.code().as_deref() {
-            // serialization_failure, deadlock_detected, unique_violation (a concurrent apply of
-            // the same command: the retry finds it in the inbox)
-            Some("40001" | "40P01" | "23505") => RetryClass::Retryable,
-            // Connection exceptions, operator intervention, insufficient resources
+            // serialization_failure, deadlock_detected, lock_not_available, query_canceled
+            // (statement timeout)
+            Some("40001" | "40P01" | "55P03" | "57014") => RetryClass::Retryable,
+            // Connection exceptions, operator intervention (shutdown), insufficient resources
             Some(code)
                 if code.starts_with("08") || code.starts_with("57") || code.starts_with("53") =>
             {
-                RetryClass::Retryable
+                RetryClass::Unavailable
             }
             _ => RetryClass::Poison,
         },
-        _ => RetryClass::Retryable,
+        sqlx::Error::Protocol(_) => RetryClass::Unavailable,
+        _ => RetryClass::Poison,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_command_runs_into_is_poison_and_what_the_database_is_in_is_waited_for() {
+        assert_eq!(
+            database_class(&sqlx::Error::RowNotFound),
+            RetryClass::Poison
+        );
+        assert_eq!(
+            database_class(&sqlx::Error::PoolTimedOut),
+            RetryClass::Unavailable
+        );
+        assert_eq!(
+            database_class(&sqlx::Error::Io(std::io::Error::other("reset"))),
+            RetryClass::Unavailable
+        );
+        assert_eq!(Error::Undecodable("x".into()).class(), RetryClass::Poison);
+        assert!(matches!(
+            Error::Database(sqlx::Error::PoolClosed).into_handle_error(),
+            HandleError::Unavailable(_)
+        ));
     }
 }

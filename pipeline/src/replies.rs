@@ -1,15 +1,11 @@
-//! Outcomes published to the waiting ingress over Redis pub/sub, keyed by command id. Best
-//! effort: the inbox holds the durable copy, and a waiter that missed the message reads it there.
+//! Replies published to the waiting ingress over Redis pub/sub, on the command's channel
+//! (`topics::reply`). Best effort: the inbox holds the durable copy, and a waiter that missed
+//! the message reads it there.
 
-use serde_json::Value;
+use topics::Reply;
 use uuid::Uuid;
 
-/// The channel a command's outcome is published on.
-pub(crate) fn channel(command_id: Uuid) -> String {
-    format!("reply:{command_id}")
-}
-
-/// Publishes outcomes.
+/// Publishes replies.
 #[derive(Clone)]
 pub struct Replies {
     connection: redis::aio::ConnectionManager,
@@ -26,12 +22,15 @@ impl Replies {
         Self { connection }
     }
 
-    /// Publishes `outcome`; a failure is logged, never returned (the command is already applied).
-    pub async fn publish(&self, command_id: Uuid, outcome: &Value) {
+    /// Publishes `reply`; a failure is logged, never returned (what it says is already durable).
+    pub(crate) async fn publish(&self, command_id: Uuid, reply: &Reply) {
+        let Ok(payload) = serde_json::to_string(reply) else {
+            return;
+        };
         let mut connection = self.connection.clone();
         let published: Result<i64, _> = redis::cmd("PUBLISH")
-            .arg(channel(command_id))
-            .arg(outcome.to_string())
+            .arg(topics::reply::channel(command_id))
+            .arg(payload)
             .query_async(&mut connection)
             .await;
         if let Err(error) = published {

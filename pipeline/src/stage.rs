@@ -5,11 +5,12 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::{PgPool, Postgres, Transaction};
-use topics::{Delivery, Envelope, HandleError, Handler, Message};
+use topics::{Delivery, Envelope, HandleError, Handler, Message, Reply};
 use tracing::Instrument;
+use uuid::Uuid;
 
 use crate::Error;
-use crate::inbox::{self, Applied};
+use crate::inbox::{self, Entry};
 use crate::replies::Replies;
 
 /// One concern of the write path.
@@ -22,7 +23,8 @@ pub trait Stage: Send + Sync + 'static {
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
     /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
-    /// failures that must not be recorded are errors.
+    /// failures that must not be recorded are errors (their class decides between retry and
+    /// dead letter).
     async fn apply(
         &self,
         tx: &mut Transaction<'_, Postgres>,
@@ -52,24 +54,33 @@ impl<S: Stage> StageHandler<S> {
         }
     }
 
-    /// Applies the command once; returns its outcome, fresh or from the inbox.
-    async fn apply_once(&self, command: &Envelope<S::Body>) -> Result<Value, Error> {
-        let mut tx = self.pool.begin().await?;
-        if let Some(outcome) = inbox::outcome(&mut tx, command.id).await? {
-            tracing::info!(command_id = %command.id, "already applied; answering the stored outcome");
-            tx.rollback().await?;
-            return Ok(outcome);
-        }
-        let outcome = self.stage.apply(&mut tx, command).await?;
-        let applied = Applied {
+    fn entry<'a>(command: &Envelope<S::Body>) -> Entry<'a> {
+        Entry {
             command_id: command.id,
             stage: S::NAME,
             topic: <S::Body as Message>::TOPIC.name,
             tenant: command.tenant,
-        };
-        inbox::record(&mut tx, applied, &outcome).await?;
+        }
+    }
+
+    /// Applies the command once; answers its reply, fresh or from the inbox.
+    async fn apply_once(&self, command: &Envelope<S::Body>) -> Result<Reply, Error> {
+        let mut tx = self.pool.begin().await?;
+        if let Some(reply) = inbox::take(&mut tx, Self::entry(command)).await? {
+            tracing::info!(command_id = %command.id, "already answered; replying from the inbox");
+            tx.rollback().await?;
+            return Ok(reply);
+        }
+        let outcome = self.stage.apply(&mut tx, command).await?;
+        inbox::applied(&mut tx, command.id, &outcome).await?;
         tx.commit().await?;
-        Ok(outcome)
+        Ok(Reply::Applied { outcome })
+    }
+
+    async fn publish(&self, command_id: Uuid, reply: &Reply) {
+        if let Some(replies) = &self.replies {
+            replies.publish(command_id, reply).await;
+        }
     }
 }
 
@@ -86,17 +97,47 @@ impl<S: Stage> Handler for StageHandler<S> {
             attempt = delivery.attempt,
             svc.request_id = %command.request_id,
             svc.tenant_id = %command.tenant,
+            svc.remote_parent = tracing::field::Empty,
         );
         if let Some(traceparent) = &command.traceparent {
             service::telemetry::traces::continue_from(&span, traceparent);
         }
-        let outcome = self
+        let reply = self
             .apply_once(&command)
             .instrument(span)
             .await
             .map_err(Error::into_handle_error)?;
-        if let Some(replies) = &self.replies {
-            replies.publish(command.id, &outcome).await;
+        self.publish(command.id, &reply).await;
+        Ok(())
+    }
+
+    /// A dead-lettered command's reply is recorded in the inbox (so a redelivery and a waiter
+    /// that missed the message find it) and published. A message that does not decode has no
+    /// tenant to record it under; its reply is only published, to the id in its headers.
+    async fn dead_lettered(
+        &self,
+        delivery: &Delivery<'_>,
+        reason: &str,
+    ) -> Result<(), HandleError> {
+        match Envelope::<S::Body>::decode(delivery.payload) {
+            Ok(command) => {
+                let reply = inbox::dead_lettered(&self.pool, Self::entry(&command), reason)
+                    .await
+                    .map_err(Error::into_handle_error)?;
+                self.publish(command.id, &reply).await;
+            }
+            Err(_) => {
+                let id = delivery
+                    .header("id")
+                    .and_then(|id| std::str::from_utf8(id).ok())
+                    .and_then(|id| Uuid::try_parse(id).ok());
+                if let Some(id) = id {
+                    let reply = Reply::DeadLettered {
+                        reason: reason.to_owned(),
+                    };
+                    self.publish(id, &reply).await;
+                }
+            }
         }
         Ok(())
     }

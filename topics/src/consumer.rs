@@ -2,6 +2,13 @@
 //! after the handler's effect is committed; messages are handled one after another, so offsets
 //! advance in order per partition and a crash redelivers from the first unfinished message.
 //! Handlers must therefore be idempotent (the pipeline's inbox makes them so).
+//!
+//! A failure says what it means for the message ([`HandleError`]): one that the message itself
+//! causes is retried a bounded number of times ([`RetryPolicy`]) and then dead-lettered, so one
+//! bad message cannot stall its partition forever; a dependency that is down is waited for
+//! without a bound, because every message would fail the same way and dead-lettering them would
+//! drop the whole backlog. Every dead-lettered message is handed back to the handler
+//! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
 
 use std::future::Future;
 use std::time::Duration;
@@ -17,10 +24,15 @@ use crate::{Error, Producer, catalogue};
 /// What a handler's failure means for the message.
 #[derive(Debug, thiserror::Error)]
 pub enum HandleError {
-    /// A dependency failed (database down, broker busy): the same message is retried, with
-    /// backoff, before any later message of the partition.
+    /// Applying this message failed in a way another attempt may fix (a serialisation conflict,
+    /// a deadlock, a timeout): retried with backoff before any later message of the partition,
+    /// up to the policy's attempts, then dead-lettered.
     #[error("retryable: {0}")]
     Retryable(String),
+    /// A dependency did not answer (database, broker or Redis unreachable): nothing is wrong
+    /// with the message, so it is retried with backoff until the dependency is back.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// The message can never be applied (undecodable, invalid): it goes to the dead-letter
     /// topic with the reason, and the loop moves on.
     #[error("poison: {0}")]
@@ -43,7 +55,19 @@ pub struct Delivery<'a> {
     message: &'a BorrowedMessage<'a>,
 }
 
-impl Delivery<'_> {
+impl<'a> Delivery<'a> {
+    fn of(message: &'a BorrowedMessage<'a>, attempt: u32) -> Self {
+        Delivery {
+            topic: message.topic(),
+            partition: message.partition(),
+            offset: message.offset(),
+            key: message.key(),
+            payload: message.payload().unwrap_or_default(),
+            attempt,
+            message,
+        }
+    }
+
     /// A header's value, when present.
     pub fn header(&self, name: &str) -> Option<&[u8]> {
         self.message
@@ -58,6 +82,49 @@ impl Delivery<'_> {
 #[async_trait]
 pub trait Handler: Send + Sync {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError>;
+
+    /// `delivery` is on the dead-letter topic because of `reason`: tell whoever waits for it.
+    /// Called before its offset is stored, so it runs again after a crash; a retryable or
+    /// unavailable failure is retried.
+    async fn dead_lettered(
+        &self,
+        _delivery: &Delivery<'_>,
+        _reason: &str,
+    ) -> Result<(), HandleError> {
+        Ok(())
+    }
+}
+
+/// How a failure caused by the message itself ([`HandleError::Retryable`]) is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included; then the message is dead-lettered.
+    pub attempts: u32,
+    /// The delay after the first failure, doubling (with jitter) up to `max_delay`.
+    pub min_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Ten attempts over about a minute.
+    fn default() -> Self {
+        Self {
+            attempts: 10,
+            min_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(15),
+        }
+    }
+}
+
+impl RetryPolicy {
+    fn delays(&self) -> impl Iterator<Item = Duration> + use<> {
+        ExponentialBuilder::default()
+            .with_min_delay(self.min_delay)
+            .with_max_delay(self.max_delay)
+            .with_jitter()
+            .without_max_times()
+            .build()
+    }
 }
 
 /// Where and as whom to consume.
@@ -69,6 +136,7 @@ pub struct ConsumerOptions {
     pub client_id: String,
     /// How often stored offsets are committed to the broker.
     pub commit_interval: Duration,
+    pub retry: RetryPolicy,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -76,6 +144,7 @@ pub struct Consumer {
     inner: StreamConsumer,
     dead_letters: Producer,
     topic: String,
+    retry: RetryPolicy,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -101,6 +170,10 @@ impl Consumer {
             .set("enable.auto.offset.store", "false")
             .set("auto.offset.reset", "earliest")
             .set("enable.partition.eof", "false")
+            // A consumer that dies (a killed worker) keeps its partitions until its session
+            // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
+            .set("session.timeout.ms", "10000")
+            .set("heartbeat.interval.ms", "3000")
             .create()?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;
@@ -108,6 +181,7 @@ impl Consumer {
             inner,
             dead_letters,
             topic: options.topic.clone(),
+            retry: options.retry,
         })
     }
 
@@ -160,52 +234,87 @@ impl Consumer {
         message: &BorrowedMessage<'_>,
         shutdown: &mut (impl Future<Output = ()> + Unpin),
     ) -> Result<bool, Error> {
-        let mut delays = ExponentialBuilder::default()
-            .with_min_delay(Duration::from_millis(100))
-            .with_max_delay(Duration::from_secs(30))
-            .with_jitter()
-            .without_max_times()
-            .build();
-        let mut attempt = 0;
+        let mut delays = self.retry.delays();
+        let (mut attempt, mut failed) = (0, 0);
         loop {
             attempt += 1;
-            let delivery = Delivery {
-                topic: message.topic(),
-                partition: message.partition(),
-                offset: message.offset(),
-                key: message.key(),
-                payload: message.payload().unwrap_or_default(),
-                attempt,
-                message,
-            };
-            match handler.handle(&delivery).await {
+            let delivery = Delivery::of(message, attempt);
+            let reason = match handler.handle(&delivery).await {
                 Ok(()) => return Ok(true),
+                Err(HandleError::Fatal(reason)) => return Err(Error::Fatal(reason)),
                 Err(HandleError::Poison(reason)) => {
-                    self.dead_letter(&delivery, &reason).await?;
+                    return self
+                        .dead_letter(handler, &delivery, &reason, shutdown)
+                        .await;
+                }
+                Err(HandleError::Retryable(reason)) => {
+                    failed += 1;
+                    if failed >= self.retry.attempts {
+                        let reason = format!("gave up after {failed} attempts: {reason}");
+                        return self
+                            .dead_letter(handler, &delivery, &reason, shutdown)
+                            .await;
+                    }
+                    reason
+                }
+                Err(HandleError::Unavailable(reason)) => reason,
+            };
+            let delay = delays.next().unwrap_or(self.retry.max_delay);
+            tracing::warn!(
+                topic = delivery.topic,
+                partition = delivery.partition,
+                offset = delivery.offset,
+                attempt,
+                %reason,
+                "handler failed; retrying"
+            );
+            if !pause(delay, shutdown).await {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Parks `delivery` on the dead-letter topic and tells the handler, each retried until it
+    /// succeeds (a broker or database outage is waited out); `Ok(false)` when shutdown comes
+    /// first.
+    async fn dead_letter<H: Handler>(
+        &self,
+        handler: &H,
+        delivery: &Delivery<'_>,
+        reason: &str,
+        shutdown: &mut (impl Future<Output = ()> + Unpin),
+    ) -> Result<bool, Error> {
+        let mut delays = self.retry.delays();
+        while let Err(error) = self.park(delivery, reason).await {
+            tracing::warn!(topic = delivery.topic, %error, "dead-letter topic unavailable; retrying");
+            if !pause(delays.next().unwrap_or(self.retry.max_delay), shutdown).await {
+                return Ok(false);
+            }
+        }
+        metrics::counter!("consumer.dead_lettered", "topic" => delivery.topic.to_owned())
+            .increment(1);
+        let mut delays = self.retry.delays();
+        loop {
+            match handler.dead_lettered(delivery, reason).await {
+                Ok(()) => return Ok(true),
+                Err(HandleError::Fatal(reason)) => return Err(Error::Fatal(reason)),
+                Err(HandleError::Poison(why)) => {
+                    tracing::error!(topic = delivery.topic, %why, "dead letter not reported");
                     return Ok(true);
                 }
-                Err(HandleError::Fatal(reason)) => return Err(Error::Fatal(reason)),
-                Err(HandleError::Retryable(reason)) => {
-                    let delay = delays.next().unwrap_or(Duration::from_secs(30));
-                    tracing::warn!(
-                        topic = delivery.topic,
-                        partition = delivery.partition,
-                        offset = delivery.offset,
-                        attempt,
-                        %reason,
-                        "handler failed; retrying"
-                    );
-                    tokio::select! {
-                        () = &mut *shutdown => return Ok(false),
-                        () = tokio::time::sleep(delay) => {}
+                Err(HandleError::Retryable(why) | HandleError::Unavailable(why)) => {
+                    tracing::warn!(topic = delivery.topic, %why, "dead letter not reported yet; retrying");
+                    if !pause(delays.next().unwrap_or(self.retry.max_delay), shutdown).await {
+                        return Ok(false);
                     }
                 }
             }
         }
     }
 
-    /// Parks a message that can never be applied, with where it came from and why.
-    async fn dead_letter(&self, delivery: &Delivery<'_>, reason: &str) -> Result<(), Error> {
+    /// Puts a message that can never be applied on the dead-letter topic, with where it came
+    /// from and why.
+    async fn park(&self, delivery: &Delivery<'_>, reason: &str) -> Result<(), Error> {
         tracing::error!(
             topic = delivery.topic,
             partition = delivery.partition,
@@ -236,5 +345,13 @@ impl Consumer {
             )
             .await?;
         Ok(())
+    }
+}
+
+/// Waits `delay`; `false` when shutdown comes first.
+async fn pause(delay: Duration, shutdown: &mut (impl Future<Output = ()> + Unpin)) -> bool {
+    tokio::select! {
+        () = &mut *shutdown => false,
+        () = tokio::time::sleep(delay) => true,
     }
 }

@@ -1,6 +1,6 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
 //! [`envelope`] every command and event travels in, the [`producer`] (`acks=all`, idempotent),
-//! topic creation ([`admin`]) and the [`consumer`] loop that stores a Kafka offset only after the
+//! topic creation ([`admin`]), the [`reply`] every command gets, and the [`consumer`] loop that stores a Kafka offset only after the
 //! handler's effect is committed, in order per partition.
 
 pub mod admin;
@@ -9,9 +9,11 @@ pub mod consumer;
 pub mod envelope;
 pub mod error;
 pub mod producer;
+pub mod reply;
 
 pub use catalogue::{Topic, TopicKey};
-pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler};
+pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
 pub use envelope::{Envelope, Message, Principal, PrincipalKind};
 pub use error::Error;
 pub use producer::Producer;
+pub use reply::Reply;

@@ -8,7 +8,7 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::util::Timeout;
 
-use crate::{Envelope, Error, Message};
+use crate::Error;
 
 /// Where a message landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,19 +48,8 @@ impl Producer {
         Ok(Self { inner })
     }
 
-    /// Sends an envelope on its body's topic, keyed by its aggregate; resolves once acknowledged.
-    pub async fn send<B: Message>(&self, envelope: &Envelope<B>) -> Result<Delivered, Error> {
-        let payload = envelope.encode()?;
-        let id = envelope.id.to_string();
-        let mut headers = vec![("id", id.as_bytes())];
-        if let Some(traceparent) = &envelope.traceparent {
-            headers.push(("traceparent", traceparent.as_bytes()));
-        }
-        self.send_raw(B::TOPIC.name, &envelope.key(), &payload, &headers)
-            .await
-    }
-
-    /// Sends prepared bytes (the outbox relay and the dead-letter path use this).
+    /// Sends a message's bytes on `topic`; resolves once acknowledged (the outbox relay and the
+    /// dead-letter path send what they read).
     pub async fn send_raw(
         &self,
         topic: &str,

@@ -3,4 +3,6 @@
 //! The pipeline's integration tests, one binary, against the real broker, Postgres and Redis of
 //! the stack (`./stack up`).
 
+mod dead_letters;
 mod redelivery;
+mod support;

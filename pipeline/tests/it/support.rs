@@ -1,0 +1,329 @@
+//! What the pipeline's tests share: the stack's environment, a database with the test tables, a
+//! fresh topic per test, a probe stage whose commands say how to fail, consumers, and a reply
+//! subscriber on the stack's Redis.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use pipeline::{Error, Replies, Stage, StageHandler};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sqlx::{PgPool, Postgres, Transaction};
+use topics::{
+    Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Principal,
+    PrincipalKind, Producer, Reply, RetryPolicy, Topic, TopicKey,
+};
+use uuid::Uuid;
+
+/// The commands of the tests: each says what applying it does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Probe {
+    /// Records one row: the effect whose count must stay at one.
+    Add { value: i32 },
+    /// Fails as the database does when a statement times out, every time.
+    Slow,
+    /// Fails as an unreachable database does, `times` times, then adds `value`.
+    Outage { times: u32, value: i32 },
+    /// Runs into a constraint of its own SQL (a unique violation): never applies.
+    Duplicate,
+}
+
+impl Message for Probe {
+    const TOPIC: Topic = Topic {
+        name: "test.pipeline",
+        partitions: 1,
+        key: TopicKey::Run,
+        carries: "test commands",
+    };
+    const VERSION: u16 = 1;
+    fn key(&self, tenant: Uuid) -> Vec<u8> {
+        tenant.as_bytes().to_vec()
+    }
+}
+
+/// Applies [`Probe`] commands; counts the outages it has simulated per command.
+#[derive(Default)]
+pub struct ProbeStage {
+    outages: Mutex<HashMap<Uuid, u32>>,
+}
+
+#[async_trait]
+impl Stage for ProbeStage {
+    type Body = Probe;
+    const NAME: &'static str = "test-probe";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Probe>,
+    ) -> Result<Value, Error> {
+        let value = match command.body {
+            Probe::Add { value } => value,
+            Probe::Slow => {
+                sqlx::query("SET LOCAL statement_timeout = 1")
+                    .execute(&mut **tx)
+                    .await?;
+                sqlx::query("SELECT pg_sleep(0.05)")
+                    .execute(&mut **tx)
+                    .await?;
+                unreachable!("the statement times out")
+            }
+            Probe::Outage { times, value } => {
+                let mut outages = self.outages.lock().expect("lock");
+                let seen = outages.entry(command.id).or_insert(0);
+                if *seen < times {
+                    *seen += 1;
+                    return Err(Error::Database(sqlx::Error::PoolTimedOut));
+                }
+                value
+            }
+            Probe::Duplicate => {
+                for _ in 0..2 {
+                    sqlx::query("INSERT INTO test_pipeline_unique (id) VALUES ($1)")
+                        .bind(command.id)
+                        .execute(&mut **tx)
+                        .await?;
+                }
+                unreachable!("the second insert violates the key")
+            }
+        };
+        sqlx::query("INSERT INTO test_pipeline_effects (command_id, value) VALUES ($1, $2)")
+            .bind(command.id)
+            .bind(value)
+            .execute(&mut **tx)
+            .await?;
+        Ok(json!({ "applied": value }))
+    }
+}
+
+/// Counts every delivery, outside the stage's transaction, so a test sees redeliveries.
+pub struct Counting<H>(pub H, pub PgPool);
+
+#[async_trait]
+impl<H: Handler> Handler for Counting<H> {
+    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+        let id = delivery
+            .header("id")
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .and_then(|v| Uuid::parse_str(v).ok());
+        sqlx::query("INSERT INTO test_pipeline_deliveries (command_id) VALUES ($1)")
+            .bind(id)
+            .execute(&self.1)
+            .await
+            .map_err(|e| HandleError::Unavailable(e.to_string()))?;
+        self.0.handle(delivery).await
+    }
+
+    async fn dead_lettered(
+        &self,
+        delivery: &Delivery<'_>,
+        reason: &str,
+    ) -> Result<(), HandleError> {
+        self.0.dead_lettered(delivery, reason).await
+    }
+}
+
+pub fn stack() -> &'static HashMap<String, String> {
+    static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.stack/env");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("{} ({e}): start the stack with ./stack up", path.display())
+        });
+        text.lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| {
+                (
+                    k.to_owned(),
+                    std::env::var(k).unwrap_or_else(|_| v.to_owned()),
+                )
+            })
+            .collect()
+    })
+}
+
+pub async fn database() -> PgPool {
+    let pool = PgPool::connect(&stack()["DATABASE_URL"])
+        .await
+        .expect("database");
+    schema::migrate(&pool).await.expect("migrations");
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS test_pipeline_effects (command_id uuid NOT NULL, value integer NOT NULL);
+         CREATE TABLE IF NOT EXISTS test_pipeline_deliveries (command_id uuid, at timestamptz NOT NULL DEFAULT now());
+         CREATE TABLE IF NOT EXISTS test_pipeline_unique (id uuid PRIMARY KEY);",
+    )
+    .execute(&pool)
+    .await
+    .expect("test tables");
+    pool
+}
+
+/// A topic of this test's own, so no other test's messages reach its consumers.
+pub async fn fresh_topic() -> String {
+    let name: &'static str =
+        Box::leak(format!("test.pipeline.{}", Uuid::new_v4().simple()).into_boxed_str());
+    let topic = Topic {
+        name,
+        ..Probe::TOPIC
+    };
+    topics::admin::ensure_topics(&stack()["KAFKA_BROKERS"], &[topic])
+        .await
+        .expect("topic created");
+    name.to_owned()
+}
+
+pub async fn produce(topic: &str, envelope: &Envelope<Probe>) {
+    produce_raw(topic, &envelope.encode().expect("encode"), envelope.id).await;
+}
+
+pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
+    let producer = Producer::new(&stack()["KAFKA_BROKERS"], "pipeline-test").expect("producer");
+    let id = id.to_string();
+    producer
+        .send_raw(topic, b"k", payload, &[("id", id.as_bytes())])
+        .await
+        .expect("produced");
+}
+
+pub fn command(body: Probe) -> Envelope<Probe> {
+    Envelope::new(
+        Uuid::new_v4(),
+        Principal {
+            kind: PrincipalKind::System,
+            id: "test".into(),
+        },
+        "req-test",
+        None,
+        body,
+    )
+}
+
+/// A consumer of `topic` in a group of its own, with quick retries.
+pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer {
+    Consumer::new(&ConsumerOptions {
+        brokers: stack()["KAFKA_BROKERS"].clone(),
+        group_id: group.to_owned(),
+        topic: topic.to_owned(),
+        client_id: format!("{group}-{}", std::process::id()),
+        commit_interval,
+        retry: RetryPolicy {
+            attempts: 3,
+            min_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        },
+    })
+    .expect("consumer")
+}
+
+/// The probe stage with replies published on the stack's Redis.
+pub async fn stage_handler(pool: &PgPool) -> StageHandler<ProbeStage> {
+    let client = redis::Client::open(stack()["REDIS_URL"].as_str()).expect("redis url");
+    let connection = redis::aio::ConnectionManager::new(client)
+        .await
+        .expect("redis");
+    StageHandler::new(
+        ProbeStage::default(),
+        pool.clone(),
+        Some(Replies::new(connection)),
+    )
+}
+
+/// Listens for the reply to one command.
+pub struct ReplyListener {
+    messages: futures::stream::BoxStream<'static, redis::Msg>,
+}
+
+impl ReplyListener {
+    /// Subscribes before the command is produced, so the reply cannot be missed.
+    pub async fn subscribe(command_id: Uuid) -> Self {
+        let client = redis::Client::open(stack()["REDIS_URL"].as_str()).expect("redis url");
+        let mut pubsub = client.get_async_pubsub().await.expect("pubsub");
+        pubsub
+            .subscribe(topics::reply::channel(command_id))
+            .await
+            .expect("subscribed");
+        Self {
+            messages: pubsub.into_on_message().boxed(),
+        }
+    }
+
+    pub async fn reply(mut self, within: Duration) -> Reply {
+        let message = tokio::time::timeout(within, self.messages.next())
+            .await
+            .expect("a reply in time")
+            .expect("the subscription stays open");
+        let payload: String = message.get_payload().expect("text");
+        serde_json::from_str(&payload).expect("a reply")
+    }
+}
+
+pub async fn count(pool: &PgPool, table: &str, id: Uuid) -> i64 {
+    let sql = match table {
+        "effects" => "SELECT count(*) FROM test_pipeline_effects WHERE command_id = $1",
+        "deliveries" => "SELECT count(*) FROM test_pipeline_deliveries WHERE command_id = $1",
+        _ => "SELECT count(*) FROM inbox WHERE command_id = $1",
+    };
+    sqlx::query_scalar(sql)
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .expect("count")
+}
+
+pub async fn wait_for(pool: &PgPool, table: &str, id: Uuid, at_least: i64, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while count(pool, table, id).await < at_least {
+        assert!(
+            Instant::now() < deadline,
+            "{table} of {id} never reached {at_least}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The reply the inbox holds for `id`: `(outcome, dead_letter_reason)`.
+pub async fn inbox_row(pool: &PgPool, id: Uuid) -> (Option<Value>, Option<String>) {
+    sqlx::query_as("SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .expect("inbox row")
+}
+
+/// Whether the dead-letter topic holds a message whose `id` header is `id`, with its reason.
+pub async fn dead_lettered(id: &str) -> bool {
+    use rdkafka::ClientConfig;
+    use rdkafka::consumer::{Consumer as _, StreamConsumer};
+    use rdkafka::message::{Headers, Message as _};
+    let consumer: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &stack()["KAFKA_BROKERS"])
+        .set("group.id", format!("dlq-check-{}", Uuid::new_v4().simple()))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    consumer
+        .subscribe(&[topics::catalogue::DEAD_LETTER.name])
+        .expect("subscribe");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let Ok(Ok(message)) = tokio::time::timeout(Duration::from_secs(5), consumer.recv()).await
+        else {
+            continue;
+        };
+        let headers = message.headers();
+        let header = |name: &str| {
+            headers.and_then(|h| h.iter().find(|x| x.key == name).and_then(|x| x.value))
+        };
+        if header("id") == Some(id.as_bytes()) {
+            assert!(header("reason").is_some_and(|r| !r.is_empty()));
+            assert!(header("source-topic").is_some());
+            return true;
+        }
+    }
+    false
+}
