@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DefaultKeyedStateStore;
+use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter as Gcra};
 use http::HeaderValue;
 use http::header::HeaderMap;
@@ -62,20 +62,27 @@ impl Decision {
     }
 }
 
-type Limiter =
-    Gcra<Caller, DefaultKeyedStateStore<Caller>, DefaultClock, StateInformationMiddleware>;
+type Limiter<C> = Gcra<Caller, DashMapStateStore<Caller>, C, StateInformationMiddleware>;
 
-/// The per-instance limiter; `None` inside when the limit is 0 (off).
+/// The per-instance limiter; `None` inside when the limit is 0 (off). The clock is the system's
+/// except in tests, which advance a fake one instead of waiting.
 #[derive(Debug)]
-pub(crate) struct RateLimiter {
-    limiter: Option<Limiter>,
+pub(crate) struct RateLimiter<C: Clock = DefaultClock> {
+    limiter: Option<Limiter<C>>,
     per_minute: u32,
 }
 
 impl RateLimiter {
     pub(crate) fn new(per_minute: u32) -> Self {
+        Self::with_clock(per_minute, DefaultClock::default())
+    }
+}
+
+impl<C: Clock> RateLimiter<C> {
+    fn with_clock(per_minute: u32, clock: C) -> Self {
         let limiter = NonZeroU32::new(per_minute).map(|n| {
-            Gcra::keyed(Quota::per_minute(n)).with_middleware::<StateInformationMiddleware>()
+            Gcra::dashmap_with_clock(Quota::per_minute(n), clock)
+                .with_middleware::<StateInformationMiddleware>()
         });
         Self {
             limiter,
@@ -129,7 +136,14 @@ fn ceil_seconds(duration: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use governor::clock::FakeRelativeClock;
+
     use super::*;
+
+    fn limiter(per_minute: u32) -> (RateLimiter<FakeRelativeClock>, FakeRelativeClock) {
+        let clock = FakeRelativeClock::default();
+        (RateLimiter::with_clock(per_minute, clock.clone()), clock)
+    }
 
     fn user(sub: &str) -> Caller {
         Caller::User {
@@ -140,7 +154,7 @@ mod tests {
 
     #[test]
     fn counts_down_then_limits_with_retry_after() {
-        let limiter = RateLimiter::new(3);
+        let (limiter, clock) = limiter(3);
         let caller = user("a");
         for expected in [2, 1, 0] {
             match limiter.check(&caller) {
@@ -156,17 +170,27 @@ mod tests {
             Some(Decision::Limited {
                 retry_after_seconds,
                 ..
-            }) => assert!(
-                (1..=20).contains(&retry_after_seconds),
-                "{retry_after_seconds}"
-            ),
+            }) => assert_eq!(retry_after_seconds, 20, "one request every 20 s"),
             other => panic!("expected limited, got {other:?}"),
         }
+        clock.advance(Duration::from_secs(19));
+        assert!(matches!(
+            limiter.check(&caller),
+            Some(Decision::Limited { .. })
+        ));
+        clock.advance(Duration::from_secs(1));
+        assert!(
+            matches!(
+                limiter.check(&caller),
+                Some(Decision::Allowed { remaining: 0, .. })
+            ),
+            "after 20 s one request is allowed again"
+        );
     }
 
     #[test]
     fn callers_are_counted_apart() {
-        let limiter = RateLimiter::new(1);
+        let (limiter, _clock) = limiter(1);
         assert!(matches!(
             limiter.check(&user("a")),
             Some(Decision::Allowed { .. })
@@ -187,7 +211,7 @@ mod tests {
 
     #[test]
     fn zero_turns_limiting_off() {
-        let limiter = RateLimiter::new(0);
+        let (limiter, _clock) = limiter(0);
         assert_eq!(limiter.check(&user("a")), None);
     }
 

@@ -10,6 +10,8 @@
 //! - [`health`]: liveness, readiness from named probes, the metrics exposition.
 //! - [`shutdown`]: the signal every listener and loop stops on.
 //! - [`main`]: the `main` of every service, tying the above together.
+//! - `testing` (cargo feature `testing`): for the services' integration tests, a service started
+//!   on port 0 that reports the ports it got.
 //!
 //! What is a service's own (its routes, its errors, its configuration fields) stays in that
 //! service; only what all of them do the same way lives here.
@@ -20,5 +22,7 @@ pub mod http;
 mod process;
 pub mod shutdown;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use process::{Process, RunResult, main};

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::instance::Instance;
-use crate::support::{analyst, assert_envelope, client, repo_root, stack, token};
+use crate::support::{StackUrls, analyst, assert_envelope, client, repo_root, stack, token};
 
 fn now() -> u64 {
     jsonwebtoken::get_current_timestamp()

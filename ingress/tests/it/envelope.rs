@@ -3,7 +3,7 @@
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::support::{admin, assert_envelope, client, stack};
+use crate::support::{StackUrls, admin, assert_envelope, client, stack};
 
 fn issue_paths(body: &Value) -> Vec<String> {
     body["error"]["details"]["issues"]

@@ -1,4 +1,4 @@
-use crate::support::{client, stack};
+use crate::support::{StackUrls, client, stack};
 
 #[tokio::test]
 async fn liveness_and_readiness_answer_and_are_not_counted() {

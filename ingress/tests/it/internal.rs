@@ -3,7 +3,7 @@
 use schema::module::Sha256;
 use uuid::Uuid;
 
-use crate::support::{admin, assert_envelope, client, stack};
+use crate::support::{StackUrls, admin, assert_envelope, client, stack};
 
 async fn put_module(bytes: &[u8]) -> Sha256 {
     let sha = Sha256::of(bytes);

@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::support::instance::Instance;
 use crate::support::isolation::assert_foreign_is_absent;
-use crate::support::{admin, analyst, assert_envelope, client, database, stack};
+use crate::support::{StackUrls, admin, analyst, assert_envelope, client, database, stack};
 
 struct Fixture {
     id: Uuid,
@@ -228,9 +229,9 @@ async fn an_absent_invocation_is_404() {
     assert_envelope(response, 404, "not_found").await;
 }
 
-async fn get_status(token: &str, id: Uuid) -> (u16, Value) {
+async fn get_status(url: &str, token: &str) -> (u16, Value) {
     let response = client()
-        .get(stack().api(&format!("/app-invocations/{id}")))
+        .get(url)
         .bearer_auth(token)
         .send()
         .await
@@ -242,20 +243,39 @@ async fn get_status(token: &str, id: Uuid) -> (u16, Value) {
 /// Reads are served from the in-process read cache; a committed insert, update or delete of the
 /// tenant's records must show in the reads that follow, once Postgres has delivered the change
 /// notification (milliseconds), never a stale answer for longer.
+///
+/// The test runs its own instance, so the cache counters it reads are moved by its reads only,
+/// and seeds before that instance starts: its change listener connects after the seed
+/// committed, so no notification of the seed can arrive between the reads.
 #[tokio::test]
 async fn a_committed_change_shows_in_the_reads_that_follow() {
     let pool = database().await;
     let (tenant, _, ids, base) = seed(&pool).await;
+    let instance = Instance::start(&[]).await;
     let token = admin(tenant);
-    // Twice each, so the second read is answered from the cache.
-    let hits_before = cache_hits().await;
-    for _ in 0..2 {
-        assert_eq!(list(&token, "").await["total"], 6);
-        assert_eq!(get_status(&token, ids[0]).await.1["status"], "success");
-        assert_eq!(get_status(&token, ids[5]).await.0, 200);
+    let list_url = instance.url("/app-invocations");
+    let first_url = instance.url(&format!("/app-invocations/{}", ids[0]));
+    let last_url = instance.url(&format!("/app-invocations/{}", ids[5]));
+    let reads = || async {
+        let (status, page) = get_status(&list_url, &token).await;
+        assert_eq!((status, &page["total"]), (200, &json!(6)));
+        assert_eq!(get_status(&first_url, &token).await.1["status"], "success");
+        assert_eq!(get_status(&last_url, &token).await.0, 200);
+    };
+    // Until the change listener has connected, reads bypass the cache.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cache_lookups(&instance, "hit").await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no read was answered from the cache"
+        );
+        reads().await;
     }
-    assert!(
-        cache_hits().await >= hits_before + 3,
+    let hits_before = cache_lookups(&instance, "hit").await;
+    reads().await;
+    assert_eq!(
+        cache_lookups(&instance, "hit").await,
+        hits_before + 3,
         "the repeated reads were answered from the cache"
     );
 
@@ -282,10 +302,10 @@ async fn a_committed_change_shows_in_the_reads_that_follow() {
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
-        let page = list(&token, "").await;
+        let page = get_status(&list_url, &token).await.1;
         let first = ids_of(&page).first().copied();
-        let updated = get_status(&token, ids[0]).await.1["status"].clone();
-        let deleted = get_status(&token, ids[5]).await.0;
+        let updated = get_status(&first_url, &token).await.1["status"].clone();
+        let deleted = get_status(&last_url, &token).await.0;
         if page["total"] == 6 && first == Some(added.id) && updated == "timeout" && deleted == 404 {
             break;
         }
@@ -298,17 +318,18 @@ async fn a_committed_change_shows_in_the_reads_that_follow() {
     }
 }
 
-/// `ingress_read_cache_lookups_total{outcome="hit"}` of the stack's API.
-async fn cache_hits() -> u64 {
+/// `ingress_read_cache_lookups_total{outcome}` of `instance`.
+async fn cache_lookups(instance: &Instance, outcome: &str) -> u64 {
     let text = client()
-        .get(stack().api("/metrics"))
+        .get(instance.url("/metrics"))
         .send()
         .await
         .expect("metrics")
         .text()
         .await
         .expect("text");
+    let prefix = format!("ingress_read_cache_lookups_total{{outcome=\"{outcome}\"}} ");
     text.lines()
-        .find_map(|line| line.strip_prefix("ingress_read_cache_lookups_total{outcome=\"hit\"} "))
+        .find_map(|line| line.strip_prefix(prefix.as_str()))
         .map_or(0, |n| n.trim().parse().expect("a count"))
 }

@@ -1,6 +1,6 @@
 use uuid::Uuid;
 
-use crate::support::{admin, client, stack};
+use crate::support::{StackUrls, admin, client, stack};
 
 async fn echoed(
     path: &str,

@@ -3,7 +3,7 @@
 //! subscriber on the stack's Redis.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -11,6 +11,7 @@ use futures::StreamExt;
 use pipeline::{Error, Replies, Stage, StageHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+pub use service::testing::stack;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::{
     Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Principal,
@@ -127,27 +128,8 @@ impl<H: Handler> Handler for Counting<H> {
     }
 }
 
-pub fn stack() -> &'static HashMap<String, String> {
-    static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.stack/env");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("{} ({e}): start the stack with ./stack up", path.display())
-        });
-        text.lines()
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| {
-                (
-                    k.to_owned(),
-                    std::env::var(k).unwrap_or_else(|_| v.to_owned()),
-                )
-            })
-            .collect()
-    })
-}
-
 pub async fn database() -> PgPool {
-    let pool = PgPool::connect(&stack()["DATABASE_URL"])
+    let pool = PgPool::connect(stack().var("DATABASE_URL"))
         .await
         .expect("database");
     schema::migrate(&pool).await.expect("migrations");
@@ -170,7 +152,7 @@ pub async fn fresh_topic() -> String {
         name,
         ..Probe::TOPIC
     };
-    topics::admin::ensure_topics(&stack()["KAFKA_BROKERS"], &[topic])
+    topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
         .await
         .expect("topic created");
     name.to_owned()
@@ -181,7 +163,7 @@ pub async fn produce(topic: &str, envelope: &Envelope<Probe>) {
 }
 
 pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
-    let producer = Producer::new(&stack()["KAFKA_BROKERS"], "pipeline-test").expect("producer");
+    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "pipeline-test").expect("producer");
     let id = id.to_string();
     producer
         .send_raw(topic, b"k", payload, &[("id", id.as_bytes())])
@@ -205,7 +187,7 @@ pub fn command(body: Probe) -> Envelope<Probe> {
 /// A consumer of `topic` in a group of its own, with quick retries.
 pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer {
     Consumer::new(&ConsumerOptions {
-        brokers: stack()["KAFKA_BROKERS"].clone(),
+        brokers: stack().var("KAFKA_BROKERS").to_owned(),
         group_id: group.to_owned(),
         topic: topic.to_owned(),
         client_id: format!("{group}-{}", std::process::id()),
@@ -221,7 +203,7 @@ pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer
 
 /// The probe stage with replies published on the stack's Redis.
 pub async fn stage_handler(pool: &PgPool) -> StageHandler<ProbeStage> {
-    let client = redis::Client::open(stack()["REDIS_URL"].as_str()).expect("redis url");
+    let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
     let connection = redis::aio::ConnectionManager::new(client)
         .await
         .expect("redis");
@@ -240,7 +222,7 @@ pub struct ReplyListener {
 impl ReplyListener {
     /// Subscribes before the command is produced, so the reply cannot be missed.
     pub async fn subscribe(command_id: Uuid) -> Self {
-        let client = redis::Client::open(stack()["REDIS_URL"].as_str()).expect("redis url");
+        let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
         let mut pubsub = client.get_async_pubsub().await.expect("pubsub");
         pubsub
             .subscribe(topics::reply::channel(command_id))
@@ -300,7 +282,7 @@ pub async fn dead_lettered(id: &str) -> bool {
     use rdkafka::consumer::{Consumer as _, StreamConsumer};
     use rdkafka::message::{Headers, Message as _};
     let consumer: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &stack()["KAFKA_BROKERS"])
+        .set("bootstrap.servers", stack().var("KAFKA_BROKERS"))
         .set("group.id", format!("dlq-check-{}", Uuid::new_v4().simple()))
         .set("auto.offset.reset", "earliest")
         .set("enable.auto.commit", "false")

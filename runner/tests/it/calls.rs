@@ -507,7 +507,7 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
     assert_eq!(status, 504);
 
     let slow = |tenant: String| {
-        let mut request = invoke_request(&module, 4000);
+        let mut request = invoke_request(&module, 10_000);
         request["call"]["tenantId"] = json!(tenant);
         request
     };
@@ -518,7 +518,7 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
         let url = runner.url("/v1/invoke");
         held.push(tokio::spawn(async move { post(&url, &request).await }));
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_in_flight(&runner, 4.0).await;
     let (status, body) = runner.post("/v1/invoke", &slow(tenant_a.clone())).await;
     assert_eq!(status, 429, "fifth call of one tenant: {body}");
     assert_eq!(body["error"]["code"], "busy");
@@ -527,7 +527,7 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
         let url = runner.url("/v1/invoke");
         held.push(tokio::spawn(async move { post(&url, &request).await }));
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_in_flight(&runner, 8.0).await;
     let (status, body) = runner
         .post("/v1/invoke", &slow(uuid::Uuid::new_v4().to_string()))
         .await;
@@ -550,6 +550,18 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
 }
 
 /// `svc.app.calls.in_flight` as the runner's `/metrics` shows it.
+/// Waits until `calls` calls are in flight on `runner` (each holds its place for seconds).
+async fn wait_in_flight(runner: &Runner, calls: f64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while in_flight(runner).await < calls {
+        assert!(
+            Instant::now() < deadline,
+            "{calls} calls never were in flight"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn in_flight(runner: &Runner) -> f64 {
     let text = runner.metrics().await;
     text.lines()

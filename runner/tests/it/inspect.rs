@@ -369,7 +369,7 @@ async fn a_body_over_thirty_two_mib_is_too_large() {
         32 * 1024 * 1024 + 1
     );
     let started = Instant::now();
-    let (status, body) = raw_exchange(runner.port, head.as_bytes()).await;
+    let (status, body) = raw_exchange(runner.addr, head.as_bytes()).await;
     assert_eq!(status, 413, "{body}");
     assert_eq!(body["error"]["code"], "payload_too_large");
     assert!(
@@ -405,11 +405,9 @@ async fn a_client_that_sends_a_whole_oversized_body_reads_the_413() {
 }
 
 /// Writes `request` to the runner as it is and reads one answer: its status and JSON body.
-async fn raw_exchange(port: u16, request: &[u8]) -> (u16, Value) {
+async fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> (u16, Value) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connect");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream.write_all(request).await.expect("write");
     let mut received = Vec::new();
     let mut buffer = [0u8; 4096];

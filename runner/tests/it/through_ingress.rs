@@ -2,40 +2,32 @@
 //! hash, served by ingress's internal listener (`GET /internal/app-modules/:sha256`, runner
 //! bearer), fetched, verified and run by a runner started through `./stack run runner`.
 
-use std::collections::HashMap;
 use std::process::Command;
 
 use crate::support::instance::Runner;
 use crate::support::wat::Fixture;
-use crate::support::{repo_root, sha256_hex};
+use crate::support::{sha256_hex, stack};
 use serde_json::{Value, json};
 
-/// `.stack/env` of the running stack.
-fn stack_env() -> HashMap<String, String> {
-    let text = std::fs::read_to_string(repo_root().join(".stack/env"))
-        .expect(".stack/env exists: run ./stack up");
-    text.lines()
-        .filter_map(|line| line.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
-}
-
 /// Stores `bytes` as the module `sha256` the way uploads will: `modules/<sha256>.wasm`.
-fn put_module(env: &HashMap<String, String>, sha256: &str, bytes: &[u8]) {
+fn put_module(sha256: &str, bytes: &[u8]) {
+    let env = stack();
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), bytes).expect("write");
     let url = format!(
         "{}/{}/modules/{sha256}.wasm",
-        env["STORAGE_ENDPOINT"], env["STORAGE_BUCKET"]
+        env.var("STORAGE_ENDPOINT"),
+        env.var("STORAGE_BUCKET")
     );
     let output = Command::new("curl")
         .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT"])
         .arg("--aws-sigv4")
-        .arg(format!("aws:amz:{}:s3", env["STORAGE_REGION"]))
+        .arg(format!("aws:amz:{}:s3", env.var("STORAGE_REGION")))
         .arg("--user")
         .arg(format!(
             "{}:{}",
-            env["STORAGE_ACCESS_KEY"], env["STORAGE_SECRET_KEY"]
+            env.var("STORAGE_ACCESS_KEY"),
+            env.var("STORAGE_SECRET_KEY")
         ))
         .arg("-H")
         .arg(format!("x-amz-content-sha256: {}", sha256_hex(bytes)))
@@ -75,17 +67,16 @@ async fn invoke(runner: &Runner, token: &str, module: &str) -> (u16, Value) {
 
 #[tokio::test]
 async fn a_stored_module_is_fetched_through_ingress_and_run() {
-    let env = stack_env();
-    let token = env["APP_RUNNER_TOKEN"].clone();
+    let token = stack().var("APP_RUNNER_TOKEN").to_owned();
     let answer = format!(
         r#"{{"status":"ok","output":{{"n":"{}"}}}}"#,
         uuid::Uuid::new_v4()
     );
     let bytes = Fixture::answering(&answer).bytes();
     let sha = sha256_hex(&bytes);
-    put_module(&env, &sha, &bytes);
+    put_module(&sha, &bytes);
     let runner = Runner::start(
-        &env["API_INTERNAL_URL"],
+        stack().var("API_INTERNAL_URL"),
         &[("APP_RUNNER_TOKEN", token.as_str())],
     )
     .await;

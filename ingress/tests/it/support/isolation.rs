@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{client, stack};
+use super::{StackUrls, client, stack};
 
 /// `GET path_of(foreign_id)` and `GET path_of(random_id)` with `token` both answer 404
 /// `not_found`, with bodies identical except for the request id.

@@ -1,73 +1,28 @@
 //! Shared test support: the stack's environment, tokens, an HTTP client, extra instances, and
 //! the tenant-isolation assertion later issues reuse.
 
-#![allow(dead_code)]
-
 pub mod instance;
 pub mod isolation;
-
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use ingress::Kind;
 use ingress::Role;
 use ingress::{TokenRequest, mint};
 use uuid::Uuid;
 
-/// The environment `./stack up` wrote to `.stack/env`, overridden by the process environment.
-#[derive(Debug, Clone)]
-pub struct Stack {
-    vars: HashMap<String, String>,
+pub use service::testing::{repo_root, stack};
+
+/// URLs of the stack's ingress.
+pub trait StackUrls {
+    fn api(&self, path: &str) -> String;
+    fn internal(&self, path: &str) -> String;
 }
 
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("crate has a parent")
-        .to_path_buf()
-}
-
-pub fn stack() -> &'static Stack {
-    static STACK: OnceLock<Stack> = OnceLock::new();
-    STACK.get_or_init(|| {
-        let path = repo_root().join(".stack/env");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "{} not readable ({e}): start the stack with ./stack up",
-                path.display()
-            )
-        });
-        let mut vars: HashMap<String, String> = text
-            .lines()
-            .filter_map(|line| line.split_once('='))
-            .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-            .collect();
-        for (key, value) in vars.iter_mut() {
-            if let Ok(own) = std::env::var(key) {
-                *value = own;
-            }
-        }
-        Stack { vars }
-    })
-}
-
-impl Stack {
-    pub fn var(&self, name: &str) -> &str {
-        self.vars
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} missing from .stack/env"))
-    }
-
-    pub fn vars(&self) -> &HashMap<String, String> {
-        &self.vars
-    }
-
-    pub fn api(&self, path: &str) -> String {
+impl StackUrls for service::testing::StackEnv {
+    fn api(&self, path: &str) -> String {
         format!("{}{path}", self.var("API_URL"))
     }
 
-    pub fn internal(&self, path: &str) -> String {
+    fn internal(&self, path: &str) -> String {
         format!("{}{path}", self.var("API_INTERNAL_URL"))
     }
 }

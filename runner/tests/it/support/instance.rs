@@ -1,25 +1,17 @@
-//! A runner started through `./stack run runner` with its own port, upstream and settings;
-//! stopped (SIGTERM) when dropped.
+//! A runner started through `./stack run runner` on a port it picks itself, with its own
+//! upstream and settings; stopped (SIGTERM) when dropped.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
 
-use super::{RUNNER_TOKEN, repo_root};
+use service::testing::ServiceProcess;
+
+use super::RUNNER_TOKEN;
 
 pub struct Runner {
-    child: Child,
-    pub port: u16,
+    process: ServiceProcess,
+    pub addr: SocketAddr,
     /// The module cache directory made for this runner (none when the test gave its own).
     _cache: Option<tempfile::TempDir>,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
 }
 
 impl Runner {
@@ -68,51 +60,27 @@ impl Runner {
         cache: Option<tempfile::TempDir>,
         log: Option<&std::path::Path>,
     ) -> Self {
-        let port = free_port();
-        let mut command = Command::new(repo_root().join("stack"));
-        command
-            .arg("run")
-            .arg("runner")
-            .env("RUNNER_HOST", "127.0.0.1")
-            .env("RUNNER_PORT", port.to_string())
-            .env("API_INTERNAL_URL", upstream_url)
-            .env("APP_RUNNER_TOKEN", RUNNER_TOKEN)
-            .env("RUNNER_MODULE_CACHE_DIR", cache_dir)
-            .env("LOG_LEVEL", "warn")
-            .stdout(match log {
-                Some(path) => Stdio::from(std::fs::File::create(path).expect("log file")),
-                None => Stdio::null(),
-            })
-            .stderr(Stdio::inherit());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let child = command.spawn().expect("./stack run runner starts");
-        let runner = Self {
-            child,
-            port,
+        let cache_dir = cache_dir.to_string_lossy().into_owned();
+        let mut all = vec![
+            ("RUNNER_HOST", "127.0.0.1"),
+            ("RUNNER_PORT", "0"),
+            ("API_INTERNAL_URL", upstream_url),
+            ("APP_RUNNER_TOKEN", RUNNER_TOKEN),
+            ("RUNNER_MODULE_CACHE_DIR", cache_dir.as_str()),
+            ("LOG_LEVEL", "warn"),
+        ];
+        all.extend_from_slice(env);
+        let process = ServiceProcess::start("runner", &all, &["runner"], log).await;
+        let addr = process.addr("runner");
+        Self {
+            process,
+            addr,
             _cache: cache,
-        };
-        runner.wait_until_live().await;
-        runner
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    async fn wait_until_live(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let http = reqwest::Client::new();
-        while Instant::now() < deadline {
-            if let Ok(r) = http.get(self.url("/health")).send().await
-                && r.status().is_success()
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("runner on port {} did not come up", self.port);
+        self.process.url("runner", path)
     }
 
     /// POSTs `body` as JSON to `path` with the runner bearer.
@@ -156,23 +124,5 @@ impl Runner {
             status,
             response.json().await.unwrap_or(serde_json::Value::Null),
         )
-    }
-}
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -10,18 +10,11 @@ pub mod upstream;
 pub mod vendor;
 pub mod wat;
 
-use std::path::PathBuf;
-
 pub const RUNNER_TOKEN: &str = "runner-test-token";
 
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
+pub use service::testing::{repo_root, stack};
 
+/// The name of a module's bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(bytes))
+    schema::module::Sha256::of(bytes).to_string()
 }
