@@ -153,3 +153,36 @@ pub(crate) async fn serve_health(listener: TcpListener, health: Health, stop: Ca
     )
     .await;
 }
+
+#[cfg(test)]
+mod tests {
+    use service::http::ErrorEnvelope;
+
+    use super::*;
+    use crate::workers::WorkerState;
+
+    #[test]
+    fn an_unhealthy_answer_has_the_specs_members_and_the_error_envelope() {
+        let unhealthy = Unhealthy {
+            workers: vec![WorkerEntry {
+                task_queue: "outbox",
+                state: WorkerState::Retrying,
+            }],
+            broker: "unavailable",
+        };
+        assert_eq!(
+            ErrorEnvelope::of(&unhealthy, "req-1").to_value(),
+            json!({
+                "status": "unavailable",
+                "workers": [{ "taskQueue": "outbox", "state": "RETRYING" }],
+                "temporal": "unavailable",
+                "error": {
+                    "code": "unavailable",
+                    "message": "A worker is not running or the broker does not answer.",
+                    "requestId": "req-1"
+                }
+            })
+        );
+        assert_eq!(unhealthy.status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+}

@@ -1,5 +1,6 @@
 //! What a caller without `runs:context` sees of recorded inputs, outputs and errors (SPEC 2.3,
-//! 2.4): every value replaced by `[redacted]`, the keys kept so the shape stays recognisable.
+//! 2.4): every leaf value becomes `[redacted]`, at every depth; objects keep their keys and
+//! arrays their length, so the shape stays recognisable and nothing else does.
 
 use serde_json::Value;
 
@@ -14,16 +15,19 @@ pub enum Visibility {
     Redacted,
 }
 
-/// Replaces each value of an object by `[redacted]`, keeping its keys. Anything that is not an
-/// object becomes `[redacted]` whole; `null` stays `null` (there is nothing to hide).
+/// A recorded payload as a caller without `runs:context` sees it. An absent payload (`null` at
+/// the top) stays `null`: there is nothing to hide.
 pub fn redact_values(value: Value) -> Value {
     match value {
         Value::Null => Value::Null,
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, _)| (k, Value::String(REDACTED.to_owned())))
-                .collect(),
-        ),
+        other => redact(other),
+    }
+}
+
+fn redact(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, redact(v))).collect()),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact).collect()),
         _ => Value::String(REDACTED.to_owned()),
     }
 }
@@ -39,18 +43,28 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn keeps_keys_and_hides_every_value() {
-        let hidden = redact_values(json!({"name": "Ada", "nested": {"ssn": "123"}, "n": 4}));
+    fn keys_are_kept_and_every_leaf_is_hidden_at_every_depth() {
+        let hidden = redact_values(json!({
+            "name": "Ada",
+            "n": 4,
+            "nested": { "ssn": "123", "deeper": { "ok": true, "none": null } },
+            "list": [1, { "k": "v" }, [2]]
+        }));
         assert_eq!(
             hidden,
-            json!({"name": REDACTED, "nested": REDACTED, "n": REDACTED})
+            json!({
+                "name": REDACTED,
+                "n": REDACTED,
+                "nested": { "ssn": REDACTED, "deeper": { "ok": REDACTED, "none": REDACTED } },
+                "list": [REDACTED, { "k": REDACTED }, [REDACTED]]
+            })
         );
     }
 
     #[test]
-    fn scalars_and_arrays_are_hidden_whole_and_null_stays() {
-        assert_eq!(redact_values(json!([1, 2])), json!(REDACTED));
+    fn scalars_are_hidden_and_an_absent_payload_stays_absent() {
         assert_eq!(redact_values(json!("secret")), json!(REDACTED));
+        assert_eq!(redact_values(json!([1, 2])), json!([REDACTED, REDACTED]));
         assert_eq!(redact_values(Value::Null), Value::Null);
         assert_eq!(redact_text(Some("boom".into())), Some(REDACTED.into()));
         assert_eq!(redact_text(None), None);

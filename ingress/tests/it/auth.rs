@@ -183,6 +183,26 @@ async fn a_missing_permission_is_403() {
     assert_eq!(response.status(), 200, "an extra perm grants like a role");
 }
 
+/// Tokens come from the wider service: a role this service does not know is ignored, not
+/// refused, and grants nothing.
+#[tokio::test]
+async fn roles_of_the_wider_service_are_ignored() {
+    let theirs_and_ours = edit(claims(), "roles", Some(json!(["case-manager", "analyst"])));
+    let response = status_of(
+        &stack().api("/app-invocations"),
+        Some(format!("Bearer {}", hs256(&theirs_and_ours, &secret()))),
+    )
+    .await;
+    assert_eq!(response.status(), 200, "analyst still grants apps:read");
+    let only_theirs = edit(claims(), "roles", Some(json!(["case-manager"])));
+    let response = status_of(
+        &stack().api("/app-invocations"),
+        Some(format!("Bearer {}", hs256(&only_theirs, &secret()))),
+    )
+    .await;
+    assert_envelope(response, 403, "forbidden").await;
+}
+
 #[tokio::test]
 async fn an_rs256_deployment_refuses_algorithm_confusion() {
     let fixtures = repo_root().join("ingress/tests/fixtures");

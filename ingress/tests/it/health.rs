@@ -1,3 +1,6 @@
+use service::testing::ServiceProcess;
+
+use crate::support::instance::Instance;
 use crate::support::{StackUrls, client, stack};
 
 #[tokio::test]
@@ -88,4 +91,74 @@ async fn pipeline_and_runner_expose_health_the_same_way() {
         let missing = http.get(format!("{base}/nope")).send().await.expect("404");
         crate::support::assert_envelope(missing, 404, "not_found").await;
     }
+}
+
+/// SPEC §4.14: the worker's `/healthz` lists its workers by task queue; the engine's connection
+/// (`temporal`) is the broker's here.
+#[tokio::test]
+async fn the_pipeline_reports_its_workers_and_broker_on_healthz() {
+    let response = client()
+        .get(format!("{}/healthz", stack().var("PIPELINE_URL")))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert_eq!(body["status"], "ok", "{body}");
+    assert_eq!(body["temporal"], "connected", "{body}");
+    let workers = body["workers"].as_array().expect("workers");
+    assert!(
+        workers
+            .iter()
+            .any(|w| w["taskQueue"] == "outbox" && w["state"] == "RUNNING"),
+        "{body}"
+    );
+}
+
+/// A deployment without object storage is ready: readiness says the store is not configured.
+#[tokio::test]
+async fn without_object_storage_the_api_is_ready_and_says_so() {
+    let instance = Instance::start(&[("STORAGE_ENDPOINT", "")]).await;
+    let ready = client()
+        .get(instance.url("/health/ready"))
+        .send()
+        .await
+        .expect("ready");
+    assert_eq!(ready.status(), 200);
+    let body: serde_json::Value = ready.json().await.expect("json");
+    assert_eq!(body["checks"]["objectStore"], "not configured", "{body}");
+}
+
+/// `METRICS_PORT` serves the text exposition on a listener of its own, and nothing else there.
+#[tokio::test]
+async fn metrics_port_serves_the_exposition_on_its_own_listener() {
+    let process = ServiceProcess::start(
+        "ingress",
+        &[
+            ("API_PORT", "0"),
+            ("API_INTERNAL_PORT", "0"),
+            ("METRICS_PORT", "0"),
+        ],
+        &["public", "internal", "metrics"],
+        None,
+    )
+    .await;
+    let metrics = client()
+        .get(process.url("metrics", "/metrics"))
+        .send()
+        .await
+        .expect("metrics");
+    assert_eq!(metrics.status(), 200);
+    assert!(
+        metrics.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("text/plain")
+    );
+    let other = client()
+        .get(process.url("metrics", "/health"))
+        .send()
+        .await
+        .expect("404");
+    crate::support::assert_envelope(other, 404, "not_found").await;
 }

@@ -29,7 +29,11 @@ async fn insert(pool: &PgPool, tenant: Uuid, f: &Fixture) {
     .bind(f.app)
     .bind(Uuid::new_v4())
     .bind(f.run)
-    .bind(json!({"name": "Ada Lovelace", "country": "GB"}))
+    .bind(json!({
+        "name": "Ada Lovelace",
+        "country": "GB",
+        "address": {"city": "London", "lines": ["12 Baker St", "flat 2"]}
+    }))
     .bind(json!({"score": 0.2, "match": false}))
     .bind(f.status)
     .bind((f.status == "error").then_some("vendor said no: canary-ERR-9"))
@@ -178,13 +182,18 @@ async fn without_runs_context_values_are_redacted_keys_kept() {
     let page = list(&token, "?status=error").await;
     let text = page.to_string();
     assert!(
-        !text.contains("Ada Lovelace") && !text.contains("canary-ERR-9"),
+        !text.contains("Ada Lovelace") && !text.contains("canary-ERR-9") && !text.contains("Baker"),
         "{text}"
     );
     let first = &page["items"][0];
     assert_eq!(
         first["input"],
-        json!({"name": "[redacted]", "country": "[redacted]"})
+        json!({
+            "name": "[redacted]",
+            "country": "[redacted]",
+            "address": {"city": "[redacted]", "lines": ["[redacted]", "[redacted]"]}
+        }),
+        "keys kept at every depth, arrays keep their length"
     );
     assert_eq!(
         first["output"],

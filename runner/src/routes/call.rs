@@ -137,6 +137,14 @@ fn export_document(body: &Value, fields: &[&str]) -> Result<Vec<u8>, Error> {
 /// Runs the call inside its span: every line it leads to, the module's loading included,
 /// names the tenant, the app and the call.
 async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
+    // The request's own lines (its access line) name the call too.
+    let request = tracing::Span::current();
+    request.record(
+        "svc.tenant_id",
+        tracing::field::display(plan.install.call.tenant_id),
+    );
+    request.record("svc.app.name", plan.install.app.name.as_str());
+    request.record("svc.app.call_id", plan.install.call.id.as_str());
     let span = tracing::info_span!(
         "app.call",
         svc.tenant_id = %plan.install.call.tenant_id,

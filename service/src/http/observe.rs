@@ -11,7 +11,8 @@ use tracing::{Span, field};
 use crate::telemetry::traces;
 
 /// The server span of a request. `route` is the matched pattern (never the raw path, which
-/// holds ids). The principal fields are recorded once the caller is known.
+/// holds ids). The principal fields are recorded once the caller is known, the app fields by
+/// routes that call an app.
 pub fn request_span(
     method: &Method,
     route: &'static str,
@@ -30,6 +31,8 @@ pub fn request_span(
         svc.tenant_id = field::Empty,
         svc.principal.kind = field::Empty,
         svc.principal.id = field::Empty,
+        svc.app.name = field::Empty,
+        svc.app.call_id = field::Empty,
         svc.remote_parent = field::Empty,
     );
     if let Some(traceparent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
