@@ -22,6 +22,10 @@ use seccompiler::{
     TargetArch,
 };
 
+/// `fchmodat2` (Linux 6.6) is number 452 on x86_64 and in the generic table aarch64 uses; the
+/// locked libc names it for x86_64 only.
+const SYS_FCHMODAT2: libc::c_long = 452;
+
 /// Calls refused whatever their arguments.
 const DENIED: &[libc::c_long] = &[
     // Running programs and starting processes (threads are `clone` with `CLONE_THREAD`).
@@ -61,7 +65,7 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_symlinkat,
     libc::SYS_fchmod,
     libc::SYS_fchmodat,
-    libc::SYS_fchmodat2,
+    SYS_FCHMODAT2,
     libc::SYS_fchown,
     libc::SYS_fchownat,
     libc::SYS_truncate,
@@ -188,9 +192,10 @@ fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let me = u64::from(std::process::id());
     // Opening for writing or creating: refused; reading stays possible (the child reads
     // `/proc/self/status` for its report).
-    let mut opens = vec![(libc::SYS_openat, 2u8)];
     #[cfg(target_arch = "x86_64")]
-    opens.push((libc::SYS_open, 1u8));
+    let opens = [(libc::SYS_openat, 2u8), (libc::SYS_open, 1u8)];
+    #[cfg(not(target_arch = "x86_64"))]
+    let opens = [(libc::SYS_openat, 2u8)];
     for (call, flags_arg) in opens {
         let writing = WRITING_FLAGS
             .iter()
