@@ -41,7 +41,8 @@ pub(crate) struct Key {
     tenant: Uuid,
     generation: Generation,
     visibility: Visibility,
-    /// The route and its normalised request, e.g. `list:{filter:?}` or `get:{id}`.
+    /// The route and its normalised request, e.g. `invocations:list:{filter:?}:{page:?}` or
+    /// `invocations:get:{id}`.
     request: String,
 }
 

@@ -205,6 +205,69 @@ fn listening(line: &str) -> Option<(String, SocketAddr)> {
     Some((listener, addr))
 }
 
+/// Asserts that README's configuration table documents exactly the variables `service` reads,
+/// each with the default the code uses. Rows are `` | `NAME` | services | default | meaning | ``;
+/// `all` stands for every service. A default in backticks must be the code's default; a
+/// variable the service cannot run without says `required`; one without a default says what
+/// happens instead (`required for HS256` when only some settings need it), not in backticks.
+pub fn assert_readme_documents(readme: &str, service: &str, read: &[crate::config::Variable]) {
+    use crate::config::Fallback;
+    let rows: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            // "", name, used by, default, meaning, ""
+            if cells.len() < 6 {
+                return None;
+            }
+            let name = cells[1].strip_prefix('`')?.strip_suffix('`')?;
+            let users = cells[2];
+            let serves = users == "all" || users.split(',').any(|u| u.trim() == service);
+            serves.then(|| (name.to_owned(), cells[3].to_owned()))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for variable in read {
+        let documented: Vec<&String> = rows
+            .iter()
+            .filter(|(name, _)| name == variable.name)
+            .map(|(_, default)| default)
+            .collect();
+        let [default] = documented.as_slice() else {
+            problems.push(format!(
+                "{} is read by {service} but documented {} times for it",
+                variable.name,
+                documented.len()
+            ));
+            continue;
+        };
+        let agrees = match &variable.fallback {
+            Fallback::Value(value) => default.starts_with(&format!("`{value}`")),
+            Fallback::Required => default.as_str() == "required",
+            // "none", "unset (off)", or a condition such as "required for HS256".
+            Fallback::Unset => !default.starts_with('`') && default.as_str() != "required",
+        };
+        if !agrees {
+            problems.push(format!(
+                "{}: README says {default:?}, the code {:?}",
+                variable.name, variable.fallback
+            ));
+        }
+    }
+    for (name, _) in &rows {
+        if !read.iter().any(|v| v.name == name) {
+            problems.push(format!(
+                "README lists {name} for {service}, which does not read it"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "README's configuration table disagrees with {service}:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
