@@ -133,8 +133,11 @@ pub async fn database() -> PgPool {
         .await
         .expect("database");
     schema::migrate(&pool).await.expect("migrations");
+    // CREATE TABLE IF NOT EXISTS races itself across connections (two creators both miss the
+    // table, one fails on the type's unique index): tests starting together take turns.
     sqlx::raw_sql(
-        "CREATE TABLE IF NOT EXISTS test_pipeline_effects (command_id uuid NOT NULL, value integer NOT NULL);
+        "SELECT pg_advisory_xact_lock(7245001);
+         CREATE TABLE IF NOT EXISTS test_pipeline_effects (command_id uuid NOT NULL, value integer NOT NULL);
          CREATE TABLE IF NOT EXISTS test_pipeline_deliveries (command_id uuid, at timestamptz NOT NULL DEFAULT now());
          CREATE TABLE IF NOT EXISTS test_pipeline_unique (id uuid PRIMARY KEY);",
     )
