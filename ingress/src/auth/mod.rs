@@ -5,6 +5,7 @@ pub(crate) mod claims;
 pub(crate) mod mint;
 pub(crate) mod permission;
 pub(crate) mod principal;
+mod verified_tokens;
 pub(crate) mod verifier;
 
 pub(crate) use permission::Permission;

@@ -8,6 +8,7 @@ use jsonwebtoken::{DecodingKey, Validation};
 
 use super::claims::Claims;
 use super::principal::Principal;
+use super::verified_tokens::VerifiedTokens;
 use crate::error::AuthFailure;
 
 /// The algorithm a deployment accepts.
@@ -72,10 +73,12 @@ pub(crate) struct KeyError {
     reason: String,
 }
 
-/// Verifies tokens against one key and one algorithm.
+/// Verifies tokens against one key and one algorithm, remembering those it accepted until they
+/// expire.
 pub(crate) struct TokenVerifier {
     key: DecodingKey,
     validation: Validation,
+    verified: VerifiedTokens,
 }
 
 impl std::fmt::Debug for TokenVerifier {
@@ -125,11 +128,25 @@ impl TokenVerifier {
             }
             None => validation.validate_aud = false,
         }
-        Ok(Self { key, validation })
+        Ok(Self {
+            key,
+            validation,
+            verified: VerifiedTokens::default(),
+        })
     }
 
     /// Verifies `token` and returns its principal.
     pub(crate) fn verify(&self, token: &str) -> Result<Principal, AuthFailure> {
+        if let Some(principal) = self.verified.get(token) {
+            return Ok(principal);
+        }
+        let (principal, exp) = self.check(token)?;
+        self.verified.insert(token, &principal, exp);
+        Ok(principal)
+    }
+
+    /// The signature and claims of `token`: its principal and `exp`.
+    fn check(&self, token: &str) -> Result<(Principal, u64), AuthFailure> {
         // A header that does not decode (`alg: none`, garbage) is a forged token, not bad claims.
         jsonwebtoken::decode_header(token).map_err(|_| AuthFailure::Invalid)?;
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(
@@ -145,7 +162,8 @@ impl TokenVerifier {
                 _ => AuthFailure::Invalid,
             },
         )?;
-        Principal::from_claims(data.claims)
+        let exp = data.claims.exp;
+        Ok((Principal::from_claims(data.claims)?, exp))
     }
 }
 
@@ -310,6 +328,9 @@ mod tests {
                 AuthFailure::Invalid,
             ),
         ];
+        // The valid token is remembered first: nothing derived from it may ride on that.
+        hs.verify(&valid).expect("valid");
+        hs.verify(&valid).expect("valid again, remembered");
         for (name, token, expected) in cases {
             assert_eq!(hs.verify(&token).err(), Some(expected), "{name}");
         }
