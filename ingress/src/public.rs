@@ -10,7 +10,8 @@ use std::time::Instant;
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 use service::health::{self, OperationalRoute};
-use service::http::{Body, Route, Routed, Router, bearer, observe, request_id, response};
+use service::http::observe::{self, Caller as SpanCaller};
+use service::http::{Body, Route, Routed, Router, bearer, request_id, response};
 use tracing::Instrument;
 
 use crate::auth::{Permission, Principal};
@@ -115,10 +116,25 @@ pub(crate) async fn handle(
         Routed::NotFound => (Err(Error::NotFound), PathParams::default()),
     };
 
+    // The token is checked before the span starts, so the span (and every line in it) names
+    // the caller from the first line on.
+    let authenticated = route.map(|route| (route, authenticate(&state, &request)));
+    let principal = match &authenticated {
+        Ok((_, Ok(principal))) => Some(principal),
+        _ => None,
+    };
+    let telemetry_id = principal.map(Principal::telemetry_id);
+    let caller = principal
+        .zip(telemetry_id.as_deref())
+        .map(|(principal, id)| SpanCaller {
+            tenant: principal.tenant,
+            kind: principal.kind.as_str(),
+            id,
+        });
     let method = request.method().clone();
-    let span = observe::request_span(&method, label, &request_id, request.headers());
+    let span = observe::request_span(&method, label, &request_id, request.headers(), caller);
     let started = Instant::now();
-    let (result, decision) = counted(&state, route, params, peer, request, &span)
+    let (result, decision) = counted(&state, authenticated, params, peer, request)
         .instrument(span.clone())
         .await;
     let mut answer = result.unwrap_or_else(|error| {
@@ -135,17 +151,18 @@ pub(crate) async fn handle(
     answer
 }
 
+/// A route with its caller's token checked, or why there is no route.
+type Authenticated = Result<(ApiRoute, Result<Principal, AuthFailure>), Error>;
+
 /// A request that counts against its caller's rate limit: the token's principal, or the
 /// client address when there is no valid token (or no route).
 async fn counted(
     state: &State,
-    route: Result<ApiRoute, Error>,
+    authenticated: Authenticated,
     params: PathParams<'_>,
     peer: IpAddr,
     request: Request<Incoming>,
-    span: &tracing::Span,
 ) -> (Result<Response<Body>, Error>, Option<Decision>) {
-    let authenticated = route.map(|route| (route, authenticate(state, &request)));
     let caller = match &authenticated {
         Ok((_, Ok(principal))) => caller_of(principal),
         _ => Caller::Address(peer),
@@ -169,7 +186,6 @@ async fn counted(
         }
         Err(unrouted) => return (Err(unrouted), decision),
     };
-    principal.record_on(span);
     let answer = authorised(state, route, &params, principal, request).await;
     (answer, decision)
 }

@@ -82,7 +82,7 @@ pub(crate) async fn handle(
         Routed::NotFound => Err(Error::NotFound),
     };
     let method = request.method().clone();
-    let span = observe::request_span(&method, label, &request_id, request.headers());
+    let span = observe::request_span(&method, label, &request_id, request.headers(), None);
     let started = Instant::now();
     let result = dispatch(&state, route, request)
         .instrument(span.clone())

@@ -1,5 +1,6 @@
 //! Who is calling, as established from a verified token.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use uuid::Uuid;
@@ -56,26 +57,16 @@ impl Principal {
         self.permissions.contains(permission)
     }
 
-    /// Adds the principal to the request span, and so to every log line after it.
-    pub(crate) fn record_on(&self, span: &tracing::Span) {
-        span.record("svc.tenant_id", tracing::field::display(self.tenant));
-        span.record("svc.principal.kind", self.kind.as_str());
-        span.record(
-            "svc.principal.id",
-            tracing::field::display(self.telemetry_id()),
-        );
-    }
-
     /// `svc.principal.id`: the subject, or for applicants a sha256 prefix of the submission id
     /// (SPEC "Traces"), so submission ids never reach telemetry.
-    pub(crate) fn telemetry_id(&self) -> String {
+    pub(crate) fn telemetry_id(&self) -> Cow<'_, str> {
         match (self.kind, self.submission) {
             (Kind::Applicant, Some(submission)) => {
                 use sha2::{Digest, Sha256};
                 let digest = Sha256::digest(submission.as_bytes());
-                hex::encode(&digest[..8])
+                Cow::Owned(hex::encode(&digest[..8]))
             }
-            _ => self.sub.to_string(),
+            _ => Cow::Borrowed(&self.sub),
         }
     }
 }

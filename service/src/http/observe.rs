@@ -7,17 +7,31 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 use tracing::{Span, field};
+use uuid::Uuid;
 
 use crate::telemetry::traces;
 
+/// The authenticated caller of a request, as its span names it (SPEC "Traces": tenant and
+/// principal).
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    pub tenant: Uuid,
+    /// `human`, `machine` or `applicant`.
+    pub kind: &'static str,
+    /// `svc.principal.id`: never an applicant's submission id itself.
+    pub id: &'a str,
+}
+
 /// The server span of a request. `route` is the matched pattern (never the raw path, which
-/// holds ids). The principal fields are recorded once the caller is known, the app fields by
-/// routes that call an app.
+/// holds ids). The caller is known before the span starts (its token is checked first), so its
+/// fields are set at once rather than recorded later; the app fields are recorded by routes
+/// that call an app.
 pub fn request_span(
     method: &Method,
     route: &'static str,
     request_id: &str,
     headers: &HeaderMap,
+    caller: Option<Caller<'_>>,
 ) -> Span {
     let span = tracing::info_span!(
         "http.request",
@@ -28,9 +42,9 @@ pub fn request_span(
         http.route = route,
         http.response.status_code = field::Empty,
         svc.request_id = request_id,
-        svc.tenant_id = field::Empty,
-        svc.principal.kind = field::Empty,
-        svc.principal.id = field::Empty,
+        svc.tenant_id = caller.map(|c| field::display(c.tenant)),
+        svc.principal.kind = caller.map(|c| c.kind),
+        svc.principal.id = caller.map(|c| c.id),
         svc.app.name = field::Empty,
         svc.app.call_id = field::Empty,
         svc.remote_parent = field::Empty,
@@ -49,9 +63,13 @@ pub fn finish(
     status: StatusCode,
     elapsed: Duration,
 ) {
-    span.record("http.response.status_code", status.as_u16());
-    if status.is_server_error() {
-        span.record("otel.status_code", "ERROR");
+    // Span-only attributes (the access line says `status`): recorded only for spans that leave
+    // the process, since a record costs as much as a log line.
+    if traces::exported() {
+        span.record("http.response.status_code", status.as_u16());
+        if status.is_server_error() {
+            span.record("otel.status_code", "ERROR");
+        }
     }
     metrics::histogram!(
         "http.server.request.duration",

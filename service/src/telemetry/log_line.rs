@@ -49,17 +49,21 @@ fn log_name(field: &'static str) -> Option<&'static str> {
     if let Some((_, name)) = LOGGED_ATTRIBUTES.iter().find(|(attr, _)| *attr == field) {
         return Some(name);
     }
-    if field.starts_with("svc.") || field.starts_with("otel.") {
+    // The access line says `status` itself.
+    if field.starts_with("svc.") || field.starts_with("otel.") || field == STATUS_ATTRIBUTE {
         return None;
     }
     Some(field)
 }
 
+/// The response status as a span attribute (HTTP semantic conventions).
+const STATUS_ATTRIBUTE: &str = "http.response.status_code";
+
 /// One `"name":value` member of a line, its value already JSON (and censored).
 #[derive(Debug, Clone)]
 struct Member {
     name: &'static str,
-    json: Box<str>,
+    json: Vec<u8>,
 }
 
 /// What a span contributes to the lines inside it, kept in its extensions until it closes.
@@ -80,34 +84,55 @@ impl SpanFields {
     }
 }
 
-/// Renders `tracing` fields as members.
+/// Where rendered fields go: a span's members, or straight into the line of an event.
+enum Sink<'a> {
+    Span(&'a mut Vec<Member>),
+    /// The line being assembled, and the names written to it so far.
+    Line(&'a mut Vec<u8>, &'a mut Vec<&'static str>),
+}
+
+/// Renders `tracing` fields as JSON members. The name is decided first, so a field that is
+/// not logged (most of a span's `otel.` and `svc.` attributes) costs nothing, and an event's
+/// values are written straight into its line.
 struct Render<'a> {
-    members: &'a mut Vec<Member>,
-    /// Events keep every field under its own name; spans map theirs ([`log_name`]).
-    own_names: bool,
+    sink: Sink<'a>,
     /// A `svc.remote_parent` recorded on a span.
     remote_parent: Option<TraceContext>,
 }
 
 impl Render<'_> {
-    fn put(&mut self, field: &Field, json: String) {
-        let name = field.name();
-        let Some(name) = (if self.own_names {
-            Some(name)
-        } else {
-            log_name(name)
-        }) else {
-            return;
-        };
-        let json = if censor::is_censored_key(name) {
-            format!("\"{}\"", censor::REDACTED)
-        } else {
-            json
-        };
-        self.members.push(Member {
-            name,
-            json: json.into_boxed_str(),
-        });
+    /// The name `field` is logged under: events keep every field under its own name; spans
+    /// map theirs ([`log_name`]).
+    fn name(&self, field: &Field) -> Option<&'static str> {
+        match self.sink {
+            Sink::Line(..) => Some(field.name()),
+            Sink::Span(_) => log_name(field.name()),
+        }
+    }
+
+    /// Adds the member `name` whose JSON value `value` writes, unless `name` is censored.
+    fn put(&mut self, name: &'static str, value: impl FnOnce(&mut Vec<u8>)) {
+        let censored = censor::is_censored_key(name);
+        match &mut self.sink {
+            Sink::Span(members) => {
+                let mut json = Vec::with_capacity(40);
+                if censored {
+                    json.extend_from_slice(REDACTED_JSON);
+                } else {
+                    value(&mut json);
+                }
+                members.push(Member { name, json });
+            }
+            Sink::Line(line, written) => {
+                push_name(line, name);
+                if censored {
+                    line.extend_from_slice(REDACTED_JSON);
+                } else {
+                    value(line);
+                }
+                written.push(name);
+            }
+        }
     }
 
     fn put_text(&mut self, field: &Field, text: &str) {
@@ -115,25 +140,44 @@ impl Render<'_> {
             self.remote_parent = TraceContext::parse(text);
             return;
         }
-        self.put(field, text_json(field.name(), text));
+        if let Some(name) = self.name(field) {
+            self.put(name, |out| write_text(out, name, text));
+        }
+    }
+
+    fn put_display(&mut self, field: &Field, value: impl fmt::Display) {
+        if let Some(name) = self.name(field) {
+            self.put(name, |out| {
+                let _ = write!(out, "{value}");
+            });
+        }
     }
 }
 
-/// A string as JSON. A string that is a JSON object stays an object, censored one level down
-/// (and `req.headers` two), so an object logged as text cannot carry a secret either.
-fn text_json(name: &str, text: &str) -> String {
+const REDACTED_JSON: &[u8] = concat!("\"", "[redacted]", "\"").as_bytes();
+
+fn push_name(line: &mut Vec<u8>, name: &str) {
+    line.extend_from_slice(b",\"");
+    line.extend_from_slice(name.as_bytes());
+    line.extend_from_slice(b"\":");
+}
+
+/// Writes a string as JSON. A string that is a JSON object stays an object, censored one level
+/// down (and `req.headers` two), so an object logged as text cannot carry a secret either.
+fn write_text(out: &mut Vec<u8>, name: &str, text: &str) {
     if text.starts_with('{')
         && let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(text)
     {
         censor::censor_object(name, &mut object);
-        return Value::Object(object).to_string();
+        let _ = serde_json::to_writer(out, &object);
+        return;
     }
-    quoted(text)
+    write_quoted(out, text);
 }
 
-fn quoted(text: &str) -> String {
-    // Serialising a str cannot fail.
-    serde_json::to_string(text).unwrap_or_default()
+fn write_quoted(out: &mut Vec<u8>, text: &str) {
+    // Writing a str to a Vec cannot fail.
+    let _ = serde_json::to_writer(out, text);
 }
 
 impl Visit for Render<'_> {
@@ -141,22 +185,32 @@ impl Visit for Render<'_> {
         self.put_text(field, value);
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.put(field, value.to_string());
+        self.put_display(field, value);
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.put(field, value.to_string());
+        self.put_display(field, value);
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.put(field, Value::from(value).to_string());
+        if let Some(name) = self.name(field) {
+            // A non-finite number is `null`, as JSON has no other spelling for it.
+            self.put(name, |out| {
+                let _ = serde_json::to_writer(out, &value);
+            });
+        }
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.put(field, value.to_string());
+        self.put_display(field, value);
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.put(field, quoted(&value.to_string()));
+        if let Some(name) = self.name(field) {
+            self.put(name, |out| write_quoted(out, &value.to_string()));
+        }
     }
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        let mut text = String::new();
+        if field.name() != traces::REMOTE_PARENT_FIELD && self.name(field).is_none() {
+            return;
+        }
+        let mut text = String::with_capacity(64);
         let _ = write!(text, "{value:?}");
         self.put_text(field, &text);
     }
@@ -165,7 +219,7 @@ impl Visit for Render<'_> {
 /// A `tracing` layer writing one JSON line per event to `W`.
 pub(crate) struct JsonLogLayer<W> {
     /// `,"service":…,"version":…,"env":…,"pid":…,"hostname":…`, serialised once.
-    fixed: String,
+    fixed: Vec<u8>,
     make_writer: W,
     /// Spans are exported (OTLP): their own ids name the trace, not the remote context.
     exported: bool,
@@ -174,7 +228,7 @@ pub(crate) struct JsonLogLayer<W> {
 impl<W> fmt::Debug for JsonLogLayer<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JsonLogLayer")
-            .field("fixed", &self.fixed)
+            .field("fixed", &String::from_utf8_lossy(&self.fixed))
             .finish_non_exhaustive()
     }
 }
@@ -187,14 +241,19 @@ where
         let host = hostname::get()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let fixed = format!(
-            ",\"service\":{},\"version\":{},\"env\":{},\"pid\":{},\"hostname\":{}",
-            quoted(&process.service),
-            quoted(&process.version),
-            quoted(&process.env),
-            std::process::id(),
-            quoted(&host),
-        );
+        let mut fixed = Vec::with_capacity(128);
+        for (name, value) in [
+            ("service", process.service.as_str()),
+            ("version", process.version.as_str()),
+            ("env", process.env.as_str()),
+        ] {
+            push_name(&mut fixed, name);
+            write_quoted(&mut fixed, value);
+        }
+        push_name(&mut fixed, "pid");
+        let _ = write!(fixed, "{}", std::process::id());
+        push_name(&mut fixed, "hostname");
+        write_quoted(&mut fixed, &host);
         Self {
             fixed,
             make_writer,
@@ -204,12 +263,14 @@ where
 }
 
 thread_local! {
-    static LINE: RefCell<String> = RefCell::new(String::with_capacity(1024));
+    /// The line being assembled and the names of its members so far, reused by every event.
+    static LINE: RefCell<(Vec<u8>, Vec<&'static str>)> =
+        RefCell::new((Vec::with_capacity(1024), Vec::with_capacity(32)));
     static SECOND: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
 }
 
 /// `2026-11-23T10:00:00.123456Z`; the part up to the second is formatted once a second.
-fn write_time(line: &mut String) {
+fn write_time(line: &mut Vec<u8>) {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -222,7 +283,7 @@ fn write_time(line: &mut String) {
                 let _ = write!(text, "{}", time.format("%Y-%m-%dT%H:%M:%S"));
             }
         }
-        line.push_str(text);
+        line.extend_from_slice(text.as_bytes());
     });
     let _ = write!(line, ".{micros:06}Z");
 }
@@ -236,8 +297,7 @@ where
         let Some(span) = ctx.span(id) else { return };
         let mut members = Vec::new();
         let mut render = Render {
-            members: &mut members,
-            own_names: false,
+            sink: Sink::Span(&mut members),
             remote_parent: None,
         };
         attrs.record(&mut render);
@@ -252,8 +312,7 @@ where
         let Some(span) = ctx.span(id) else { return };
         let mut members = Vec::new();
         let mut render = Render {
-            members: &mut members,
-            own_names: false,
+            sink: Sink::Span(&mut members),
             remote_parent: None,
         };
         values.record(&mut render);
@@ -270,47 +329,45 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
-        let mut own = Vec::new();
-        event.record(&mut Render {
-            members: &mut own,
-            own_names: true,
-            remote_parent: None,
-        });
-        LINE.with_borrow_mut(|line| {
+        LINE.with_borrow_mut(|(line, written)| {
             line.clear();
-            line.push_str("{\"time\":\"");
+            written.clear();
+            line.extend_from_slice(b"{\"time\":\"");
             write_time(line);
-            line.push_str("\",\"level\":\"");
-            line.push_str(level_name(event.metadata().level()));
-            line.push('"');
-            line.push_str(&self.fixed);
-            line.push_str(",\"target\":");
-            line.push_str(&quoted(event.metadata().target()));
+            line.extend_from_slice(b"\",\"level\":\"");
+            line.extend_from_slice(level_name(event.metadata().level()).as_bytes());
+            line.push(b'"');
+            line.extend_from_slice(&self.fixed);
+            line.extend_from_slice(b",\"target\":");
+            write_quoted(line, event.metadata().target());
 
-            let scope = ctx.event_scope(event);
-            let spans: Vec<_> = scope.map(|s| s.from_root().collect()).unwrap_or_default();
-            let extensions: Vec<_> = spans.iter().map(|span| span.extensions()).collect();
-            let mut members: Vec<&Member> = Vec::with_capacity(24);
+            // The event's own fields, then each span's from the innermost out: the first
+            // member of a name wins, so an inner value hides an outer one of the same name.
+            event.record(&mut Render {
+                sink: Sink::Line(line, written),
+                remote_parent: None,
+            });
+            let mut leaf = None;
             let mut trace = None;
-            for fields in extensions.iter().filter_map(|e| e.get::<SpanFields>()) {
-                members.extend(fields.members.iter());
-                trace = fields.trace.or(trace);
-            }
-            members.extend(own.iter());
-            // A later member of the same name (an inner span's, the event's) wins.
-            for (i, member) in members.iter().enumerate() {
-                if members[i + 1..].iter().any(|m| m.name == member.name) {
-                    continue;
+            for span in ctx.event_scope(event).into_iter().flatten() {
+                if leaf.is_none() {
+                    leaf = Some(span.id());
                 }
-                line.push_str(",\"");
-                line.push_str(member.name);
-                line.push_str("\":");
-                line.push_str(&member.json);
+                let extensions = span.extensions();
+                let Some(fields) = extensions.get::<SpanFields>() else {
+                    continue;
+                };
+                for member in &fields.members {
+                    if !written.contains(&member.name) {
+                        push_name(line, member.name);
+                        line.extend_from_slice(&member.json);
+                        written.push(member.name);
+                    }
+                }
+                trace = trace.or(fields.trace);
             }
             let ids = if self.exported {
-                spans
-                    .last()
-                    .and_then(|leaf| traces::exported_ids(&leaf.id()))
+                leaf.and_then(|leaf| traces::exported_ids(&leaf))
             } else {
                 trace.map(|t| (t.trace_id_hex(), t.span_id_hex()))
             };
@@ -320,9 +377,9 @@ where
                     ",\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\""
                 );
             }
-            line.push_str("}\n");
+            line.extend_from_slice(b"}\n");
             // A line that cannot be written is dropped: logging never fails a request.
-            let _ = self.make_writer.make_writer().write_all(line.as_bytes());
+            let _ = self.make_writer.make_writer().write_all(line);
         });
     }
 }

@@ -33,6 +33,10 @@ pub enum Error {
     AlreadyInstalled(String),
 }
 
+/// Log bytes gathered before a write to stdout (the writer also writes whenever its queue is
+/// empty, so a quiet process's lines are not held back).
+const LOG_BUFFER_BYTES: usize = 64 * 1024;
+
 /// The samplers `OTEL_TRACES_SAMPLER` may name (SPEC "Telemetry environment").
 const SAMPLERS: [&str; 6] = [
     "always_on",
@@ -146,9 +150,14 @@ pub fn init(
     let meter_provider = resource.map(otlp_metrics::meter_provider).transpose()?;
     traces::set_exported(tracer_provider.is_some());
 
+    // The writer thread writes what it has queued, then flushes: a burst of lines leaves in one
+    // write instead of one per line.
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
-        .finish(std::io::stdout());
+        .finish(std::io::BufWriter::with_capacity(
+            LOG_BUFFER_BYTES,
+            std::io::stdout(),
+        ));
     let logs = log_line::JsonLogLayer::new(&process, writer, tracer_provider.is_some());
     let otel = tracer_provider.as_ref().map(|provider| {
         tracing_opentelemetry::layer()

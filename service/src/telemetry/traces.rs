@@ -34,7 +34,9 @@ pub(crate) fn set_exported(exported: bool) {
     EXPORTED.store(exported, Ordering::Release);
 }
 
-fn exported() -> bool {
+/// Whether spans leave the process (an OTLP endpoint is set): attributes that only spans carry
+/// need not be recorded otherwise.
+pub fn exported() -> bool {
     EXPORTED.load(Ordering::Acquire)
 }
 
