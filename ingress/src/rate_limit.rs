@@ -12,8 +12,13 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DashMapStateStore;
 use governor::{Quota, RateLimiter as Gcra};
 use http::HeaderValue;
-use http::header::HeaderMap;
+use http::header::{HeaderMap, HeaderName};
 use uuid::Uuid;
+
+// Header names made once, not parsed from text on every answer.
+const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// Who a request is counted against.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -56,9 +61,9 @@ impl Decision {
                 ..
             } => (limit, 0, reset_seconds),
         };
-        headers.insert("x-ratelimit-limit", HeaderValue::from(limit));
-        headers.insert("x-ratelimit-remaining", HeaderValue::from(remaining));
-        headers.insert("x-ratelimit-reset", HeaderValue::from(reset));
+        headers.insert(LIMIT, HeaderValue::from(limit));
+        headers.insert(REMAINING, HeaderValue::from(remaining));
+        headers.insert(RESET, HeaderValue::from(reset));
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use foldhash::quality::RandomState;
 use readers::redaction::Visibility;
 use uuid::Uuid;
 
@@ -41,14 +42,14 @@ pub(crate) struct Key {
     tenant: Uuid,
     generation: Generation,
     visibility: Visibility,
-    /// The route and its normalised request, e.g. `invocations:list:{filter:?}:{page:?}` or
-    /// `invocations:get:{id}`.
+    /// The route and what of the request decides the answer, e.g. `invocations:list?limit=10`
+    /// (the query as sent, once it parsed) or `invocations:get:{id}`.
     request: String,
 }
 
 #[derive(Debug)]
 pub(crate) struct ReadCache {
-    answers: moka::sync::Cache<Key, Bytes>,
+    answers: moka::sync::Cache<Key, Bytes, RandomState>,
     tenants: RwLock<HashMap<Uuid, u64>>,
     epoch: AtomicU64,
     listening: AtomicBool,
@@ -69,7 +70,7 @@ impl ReadCache {
                     u32::try_from(key.request.len() + answer.len() + 64).unwrap_or(u32::MAX)
                 })
                 .time_to_live(time_to_live)
-                .build(),
+                .build_with_hasher(RandomState::default()),
             tenants: RwLock::new(HashMap::new()),
             epoch: AtomicU64::new(0),
             listening: AtomicBool::new(false),

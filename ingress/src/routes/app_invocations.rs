@@ -89,7 +89,9 @@ pub(crate) async fn list(
     let (filter, page) = parse_list_query(raw_query)?;
     let tenant = Tenant::new(principal.tenant);
     let shown = visibility(principal);
-    let request = format!("invocations:list:{filter:?}:{page:?}");
+    // The query as sent names the answer (it parsed, so it holds nothing else): two spellings
+    // of one query are two entries, which costs memory, never correctness.
+    let request = format!("invocations:list?{}", raw_query.unwrap_or_default());
     let key = state.read_cache.key(principal.tenant, shown, request);
     if let Some(answer) = key.as_ref().and_then(|key| state.read_cache.get(key)) {
         return Ok(response::json_bytes(StatusCode::OK, answer));

@@ -1,9 +1,9 @@
 //! `x-request-id`: the caller's value is kept when it is 1 to 128 characters of letters, digits,
 //! `.`, `_`, `-` (SPEC §7); otherwise a fresh UUID stands in.
 
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 
-pub const HEADER: &str = "x-request-id";
+pub const HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The request id of a request: the caller's when acceptable, else a new UUID.
 pub fn from_header(value: Option<&HeaderValue>) -> String {
