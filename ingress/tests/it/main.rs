@@ -4,6 +4,7 @@
 //! listeners over HTTP, Postgres for fixtures. Extra instances with other settings are started
 //! through `./stack run ingress`.
 
+mod access_log;
 mod auth;
 mod envelope;
 mod health;
