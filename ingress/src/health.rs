@@ -16,15 +16,10 @@ pub(crate) fn readiness(
     let readiness = Readiness::new()
         .probe("postgres", move || probes::postgres(pool.clone()))
         .probe("redis", move || probes::redis(redis.clone()))
-        .probe("broker", move || {
-            let producer = producer.clone();
-            async move {
-                producer
-                    .probe(service::health::PROBE_TIMEOUT)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        });
+        .probe(
+            "broker",
+            producer.readiness_probe(service::health::PROBE_TIMEOUT),
+        );
     match objects {
         Some(store) => readiness.probe("objectStore", move || {
             let store = store.clone();

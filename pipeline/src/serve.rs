@@ -75,13 +75,5 @@ fn readiness(pool: sqlx::PgPool, redis: redis::Client, producer: topics::Produce
     Readiness::new()
         .probe("postgres", move || probes::postgres(pool.clone()))
         .probe("redis", move || probes::redis(redis.clone()))
-        .probe("broker", move || {
-            let producer = producer.clone();
-            async move {
-                producer
-                    .probe(PROBE_TIMEOUT)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })
+        .probe("broker", producer.readiness_probe(PROBE_TIMEOUT))
 }

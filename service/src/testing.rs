@@ -15,6 +15,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::config::Env;
+
 /// The environment `./stack up` wrote to `.stack/env`, overridden by the process environment.
 #[derive(Debug, Clone)]
 pub struct StackEnv {
@@ -205,12 +207,20 @@ fn listening(line: &str) -> Option<(String, SocketAddr)> {
     Some((listener, addr))
 }
 
-/// Asserts that README's configuration table documents exactly the variables `service` reads,
-/// each with the default the code uses. Rows are `` | `NAME` | services | default | meaning | ``;
-/// `all` stands for every service. A default in backticks must be the code's default; a
-/// variable the service cannot run without says `required`; one without a default says what
-/// happens instead (`required for HS256` when only some settings need it), not in backticks.
-pub fn assert_readme_documents(readme: &str, service: &str, read: &[crate::config::Variable]) {
+/// Asserts that README's configuration table documents exactly the variables `service` reads
+/// (`read`, the service's own reader, and the telemetry settings every service reads), each with
+/// the default the code uses. Rows are `` | `NAME` | services | default | meaning | ``; `all`
+/// stands for every service. A default in backticks must be the code's default; a variable the
+/// service cannot run without says `required`; one without a default says what happens instead
+/// (`required for HS256` when only some settings need it), not in backticks.
+pub fn assert_readme_documents(readme: &str, service: &str, read: impl FnOnce(&mut Env)) {
+    let mut env = Env::from_pairs(Vec::<(String, String)>::new());
+    let _ = crate::telemetry::Settings::read(&mut env);
+    read(&mut env);
+    assert_readme_rows(readme, service, env.variables());
+}
+
+fn assert_readme_rows(readme: &str, service: &str, read: &[crate::config::Variable]) {
     use crate::config::Fallback;
     let rows: Vec<(String, String)> = readme
         .lines()

@@ -1,6 +1,8 @@
 //! The producer: `acks=all` and idempotence on, so an acknowledged message is on every in-sync
 //! replica and a retried send is never written twice.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use rdkafka::ClientConfig;
@@ -91,6 +93,20 @@ impl Producer {
         .await
         .map_err(|_| Error::Timeout(timeout))?
         .map_err(Error::Kafka)
+    }
+
+    /// The readiness probe of a service that produces: [`Producer::probe`] on a handle of its
+    /// own, with the failure as text (`service::health::Readiness::probe` takes it as it is).
+    pub fn readiness_probe(
+        &self,
+        timeout: Duration,
+    ) -> impl Fn() -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> + Send + Sync + 'static
+    {
+        let producer = self.clone();
+        move || {
+            let producer = producer.clone();
+            Box::pin(async move { producer.probe(timeout).await.map_err(|e| e.to_string()) })
+        }
     }
 
     /// Waits for every queued message to be acknowledged (at shutdown).

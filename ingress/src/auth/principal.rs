@@ -72,11 +72,12 @@ impl Principal {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::auth::permission::Role;
 
-    fn claims(kind: Kind) -> Claims {
+    /// Claims of a user of a new tenant, no roles.
+    pub(crate) fn claims(kind: Kind) -> Claims {
         Claims {
             sub: "user-1".into(),
             tenant: Uuid::new_v4(),

@@ -99,27 +99,12 @@ fn unix_now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use uuid::Uuid;
-
     use super::*;
-    use crate::auth::claims::{Claims, Kind};
+    use crate::auth::claims::Kind;
+    use crate::auth::principal::tests::claims;
 
     fn principal() -> Principal {
-        Principal::from_claims(Claims {
-            sub: "user-1".into(),
-            tenant: Uuid::new_v4(),
-            name: "Ada".into(),
-            kind: Kind::Human,
-            roles: Vec::new(),
-            perms: Vec::new(),
-            submission: None,
-            exp: 0,
-            iat: None,
-            nbf: None,
-            iss: None,
-            aud: None,
-        })
-        .expect("valid claims")
+        Principal::from_claims(claims(Kind::Human)).expect("valid claims")
     }
 
     #[test]
