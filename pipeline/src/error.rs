@@ -30,6 +30,8 @@ pub enum Error {
     Invalid(String),
     #[error("migrations: {0}")]
     Migrate(#[from] schema::Error),
+    #[error("read model: {0}")]
+    Read(#[from] readers::Error),
 }
 
 impl Error {
@@ -39,6 +41,10 @@ impl Error {
             Error::Broker(_) | Error::Redis(_) => RetryClass::Unavailable,
             Error::Undecodable(_) | Error::Invalid(_) => RetryClass::Poison,
             Error::Migrate(_) => RetryClass::Fatal,
+            Error::Read(e) if e.is_retryable() => RetryClass::Unavailable,
+            Error::Read(readers::Error::Database(e) | readers::Error::Unavailable(e)) => {
+                database_class(e)
+            }
         }
     }
 

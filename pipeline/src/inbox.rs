@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
-use topics::Reply;
+use topics::{Outcome, Reply};
 use uuid::Uuid;
 
 use crate::Error;
@@ -19,7 +19,8 @@ pub(crate) struct Entry<'a> {
     pub(crate) command_id: Uuid,
     pub(crate) stage: &'a str,
     pub(crate) topic: &'a str,
-    pub(crate) tenant: Uuid,
+    /// `None` for the platform's own commands.
+    pub(crate) tenant: Option<Uuid>,
 }
 
 /// Takes the command's row in `tx`. `None`: taken, the effect is this transaction's to apply
@@ -38,8 +39,10 @@ pub(crate) async fn take(
 pub(crate) async fn applied(
     tx: &mut Transaction<'_, Postgres>,
     command_id: Uuid,
-    outcome: &Value,
+    outcome: &Outcome,
 ) -> Result<(), Error> {
+    let outcome = serde_json::to_value(outcome)
+        .map_err(|e| Error::Invalid(format!("outcome does not serialise: {e}")))?;
     sqlx::query("UPDATE inbox SET outcome = $2 WHERE command_id = $1")
         .bind(command_id)
         .bind(outcome)
@@ -96,7 +99,12 @@ async fn stored(executor: impl PgExecutor<'_>, command_id: Uuid) -> Result<Reply
     .fetch_one(executor)
     .await?;
     match (outcome, reason) {
-        (Some(outcome), _) => Ok(Reply::Applied { outcome }),
+        (Some(outcome), _) => {
+            let outcome = serde_json::from_value(outcome).map_err(|e| {
+                Error::Invalid(format!("inbox row of {command_id} holds no outcome: {e}"))
+            })?;
+            Ok(Reply::Applied { outcome })
+        }
         (None, Some(reason)) => Ok(Reply::DeadLettered { reason }),
         (None, None) => Err(Error::Invalid(format!(
             "inbox row of {command_id} holds no reply"

@@ -1,13 +1,14 @@
-//! The pipeline: the write path's worker. One stage per concern, each a consumer of its topic
-//! (`stage`): a stage applies a command in one Postgres transaction that also records the
+//! The pipeline: the write path's worker. One stage per concern (`stages`: apps, installs),
+//! each a consumer of its topic (`stage`): a stage applies a command in one Postgres transaction that also records the
 //! command in the `inbox`, so a redelivered command is answered from the stored outcome instead
-//! of being applied twice; follow-up events go through the `outbox` in the same transaction and
+//! of being applied twice, and the `audit` rows of the effect; follow-up events go through the `outbox` in the same transaction and
 //! are relayed to Kafka by the `outbox` relay. `partitions` keeps the invocation history's
 //! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery, run against the real broker and database.
 
+mod audit;
 mod config;
 mod error;
 mod health;
@@ -17,6 +18,7 @@ mod partitions;
 mod replies;
 mod serve;
 mod stage;
+mod stages;
 mod workers;
 
 pub use error::Error;

@@ -1,6 +1,6 @@
-//! The pipeline process: apply the migrations, create the topics, then run the outbox relay and
-//! the partition upkeep, and serve health (`WORKER_HEALTH_PORT`) until the stop signal. Stages
-//! register here as their issues add them.
+//! The pipeline process: apply the migrations, create the topics, then run the stages, the
+//! outbox relay and the partition upkeep, and serve health (`WORKER_HEALTH_PORT`) until the
+//! stop signal.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,6 +15,8 @@ use crate::config::Config;
 use crate::health::{Health, serve_health};
 use crate::outbox::Relay;
 use crate::partitions;
+use crate::replies::Replies;
+use crate::stages::{self, apps::AppsStage, installs::InstallsStage};
 use crate::workers::Workers;
 
 /// Runs the pipeline.
@@ -55,6 +57,27 @@ async fn run(config: Config, process: Process) -> RunResult {
     let redis = redis::Client::open(config.redis_url.as_str())?;
     let workers = Workers::default();
 
+    let connection = (|| redis::aio::ConnectionManager::new(redis.clone()))
+        .retry(start_up_retry())
+        .notify(|error, wait| tracing::warn!(%error, ?wait, "redis not reachable yet; retrying"))
+        .await?;
+    let replies = Replies::new(connection);
+    let apps = tokio::spawn(stages::consume(
+        AppsStage,
+        config.kafka_brokers.clone(),
+        pool.clone(),
+        replies.clone(),
+        workers.register(topics::catalogue::APPS.name),
+        stop.clone(),
+    ));
+    let installs = tokio::spawn(stages::consume(
+        InstallsStage,
+        config.kafka_brokers.clone(),
+        pool.clone(),
+        replies,
+        workers.register(topics::catalogue::INSTALLS.name),
+        stop.clone(),
+    ));
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
     let relay = tokio::spawn(relay.run(stop.clone()));
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
@@ -66,7 +89,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         producer: producer.clone(),
     };
     serve_health(listener, health, stop).await;
-    let _ = tokio::join!(relay, maintenance);
+    let _ = tokio::join!(relay, maintenance, apps, installs);
     let _ = producer.flush(Duration::from_secs(5));
     Ok(())
 }

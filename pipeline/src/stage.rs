@@ -3,9 +3,8 @@
 //! then publish the outcome.
 
 use async_trait::async_trait;
-use serde_json::Value;
 use sqlx::{PgPool, Postgres, Transaction};
-use topics::{Delivery, Envelope, HandleError, Handler, Message, Reply};
+use topics::{Delivery, Envelope, HandleError, Handler, Message, Outcome, Reply};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -29,7 +28,7 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Self::Body>,
-    ) -> Result<Value, Error>;
+    ) -> Result<Outcome, Error>;
 }
 
 /// A stage bound to its database and reply channel.
@@ -96,9 +95,12 @@ impl<S: Stage> Handler for StageHandler<S> {
             command_id = %command.id,
             attempt = delivery.attempt,
             svc.request_id = %command.request_id,
-            svc.tenant_id = %command.tenant,
+            svc.tenant_id = tracing::field::Empty,
             svc.remote_parent = tracing::field::Empty,
         );
+        if let Some(tenant) = command.tenant {
+            span.record("svc.tenant_id", tracing::field::display(tenant));
+        }
         if let Some(traceparent) = &command.traceparent {
             service::telemetry::traces::continue_from(&span, traceparent);
         }

@@ -3,6 +3,8 @@
 //! Every query takes a [`Tenant`] first: there is no way to read a record without naming the
 //! tenant that owns it, and another tenant's record is simply absent.
 
+pub mod approval_settings;
+pub mod apps;
 pub mod error;
 pub mod invocations;
 pub mod page;

@@ -6,7 +6,8 @@ use uuid::Uuid;
 /// How a topic's messages are keyed: the aggregate whose commands must apply in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopicKey {
-    /// `tenant/app-name`: app versions, installs, circuits.
+    /// `tenant/app-name` (`platform/app-name` for the platform's own versions): app versions,
+    /// installs, circuits. A tenant-wide setting is keyed by the tenant alone.
     TenantApp,
     /// The workflow run (or the call, outside a run).
     Run,
@@ -30,14 +31,14 @@ pub const APPS: Topic = Topic {
     name: "apps.commands",
     partitions: 12,
     key: TopicKey::TenantApp,
-    carries: "upload, publish, approve, reject and withdraw of app versions",
+    carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
 };
 
 pub const INSTALLS: Topic = Topic {
     name: "installs.commands",
     partitions: 12,
     key: TopicKey::TenantApp,
-    carries: "install, configure, uninstall, secrets",
+    carries: "install, configure, uninstall, secrets, test calls",
 };
 
 pub const INVOCATIONS: Topic = Topic {
@@ -86,9 +87,20 @@ pub const ALL: &[Topic] = &[
     DEAD_LETTER,
 ];
 
-/// Key of a `TenantApp` topic.
-pub fn tenant_app_key(tenant: Uuid, app_name: &str) -> Vec<u8> {
-    format!("{tenant}/{app_name}").into_bytes()
+/// Key of a `TenantApp` topic: the tenant's app, or the platform's (`None`).
+pub fn tenant_app_key(tenant: Option<Uuid>, app_name: &str) -> Vec<u8> {
+    match tenant {
+        Some(tenant) => format!("{tenant}/{app_name}").into_bytes(),
+        None => format!("platform/{app_name}").into_bytes(),
+    }
+}
+
+/// Key of a tenant-wide record on a `TenantApp` topic (no `/`, so never an app's key).
+pub fn tenant_key(tenant: Option<Uuid>) -> Vec<u8> {
+    match tenant {
+        Some(tenant) => tenant.to_string().into_bytes(),
+        None => b"platform".to_vec(),
+    }
 }
 
 /// Key of a topic keyed by one id (run, callback session).
@@ -112,10 +124,12 @@ mod tests {
 
     #[test]
     fn tenant_app_keys_differ_per_tenant_and_app() {
-        let t1 = Uuid::from_u128(1);
-        let t2 = Uuid::from_u128(2);
+        let t1 = Some(Uuid::from_u128(1));
+        let t2 = Some(Uuid::from_u128(2));
         assert_ne!(tenant_app_key(t1, "kyc"), tenant_app_key(t2, "kyc"));
         assert_ne!(tenant_app_key(t1, "kyc"), tenant_app_key(t1, "aml"));
         assert_eq!(tenant_app_key(t1, "kyc"), tenant_app_key(t1, "kyc"));
+        assert_eq!(tenant_app_key(None, "kyc"), b"platform/kyc");
+        assert_ne!(tenant_key(t1), tenant_app_key(t1, ""));
     }
 }

@@ -21,6 +21,9 @@ use rdkafka::message::{BorrowedMessage, Headers, Message as _};
 
 use crate::{Error, Producer, catalogue};
 
+/// How long the broker may hold a fetch waiting for data (see [`Consumer::new`]).
+const FETCH_WAIT_MAX_MS: &str = "10";
+
 /// What a handler's failure means for the message.
 #[derive(Debug, thiserror::Error)]
 pub enum HandleError {
@@ -174,6 +177,11 @@ impl Consumer {
             // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
             .set("session.timeout.ms", "10000")
             .set("heartbeat.interval.ms", "3000")
+            // The broker holds a fetch for this long even when data arrives meanwhile (tansu
+            // does), so it bounds each hop's latency: librdkafka's 500 ms made a command's
+            // produce-to-apply cost ~400 ms; 10 ms costs ~25 ms, and an idle consumer ~100
+            // fetches a second (BENCHMARKS.md "The broker").
+            .set("fetch.wait.max.ms", FETCH_WAIT_MAX_MS)
             .create()?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;

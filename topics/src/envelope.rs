@@ -20,11 +20,25 @@ pub enum PrincipalKind {
     System,
 }
 
-/// The principal of a command: kind and id (a token's `sub`; for applicants, the submission).
+/// The principal of a command: kind, id (a token's `sub`; for applicants, the submission) and
+/// display name (the token's `name`), which audit rows keep as the actor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
     pub kind: PrincipalKind,
     pub id: String,
+    #[serde(default)]
+    pub name: String,
+}
+
+impl Principal {
+    /// The platform itself, acting as `id` (for example `catalogue`).
+    pub fn system(id: &str) -> Self {
+        Self {
+            kind: PrincipalKind::System,
+            id: id.to_owned(),
+            name: id.to_owned(),
+        }
+    }
 }
 
 /// A body that travels on one topic of the catalogue.
@@ -33,8 +47,9 @@ pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
     const TOPIC: Topic;
     /// Schema version of the body; bump on any incompatible change.
     const VERSION: u16;
-    /// The partition key: the aggregate this body changes.
-    fn key(&self, tenant: Uuid) -> Vec<u8>;
+    /// The partition key: the aggregate this body changes (`tenant` is `None` for the
+    /// platform's own records).
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8>;
 }
 
 /// A command or event with its context.
@@ -43,7 +58,9 @@ pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
 pub struct Envelope<B> {
     /// UUID v7: unique, and ordered by creation time.
     pub id: Uuid,
-    pub tenant: Uuid,
+    /// The tenant whose records the body changes; `None` (serialised `null`) for the platform's
+    /// own records, such as the versions of the release's catalogue.
+    pub tenant: Option<Uuid>,
     pub principal: Principal,
     pub request_id: String,
     /// W3C trace context of the producing span, so one trace runs ingress → stage → runner.
@@ -58,7 +75,7 @@ pub struct Envelope<B> {
 impl<B: Message> Envelope<B> {
     /// A new envelope with a fresh UUID v7 and the current time.
     pub fn new(
-        tenant: Uuid,
+        tenant: Option<Uuid>,
         principal: Principal,
         request_id: impl Into<String>,
         traceparent: Option<String>,
@@ -112,7 +129,7 @@ mod tests {
     impl Message for Probe {
         const TOPIC: Topic = catalogue::APPS;
         const VERSION: u16 = 1;
-        fn key(&self, tenant: Uuid) -> Vec<u8> {
+        fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
             catalogue::tenant_app_key(tenant, "probe")
         }
     }
@@ -121,13 +138,14 @@ mod tests {
         Principal {
             kind: PrincipalKind::Human,
             id: "u-1".into(),
+            name: "Ada".into(),
         }
     }
 
     #[test]
     fn round_trips_with_tagged_body_and_v7_id() {
         let envelope = Envelope::new(
-            Uuid::from_u128(7),
+            Some(Uuid::from_u128(7)),
             principal(),
             "req-1",
             None,
@@ -139,6 +157,7 @@ mod tests {
         assert_eq!(json["body"]["type"], "ping");
         assert_eq!(json["requestId"], "req-1");
         assert_eq!(json["v"], 1);
+        assert_eq!(json["tenant"], Uuid::from_u128(7).to_string());
         assert_eq!(
             Envelope::<Probe>::decode(&bytes).expect("decodes"),
             envelope
@@ -147,10 +166,16 @@ mod tests {
 
     #[test]
     fn refuses_a_newer_body_version_and_garbage() {
-        let mut envelope = Envelope::new(Uuid::nil(), principal(), "r", None, Probe::Ping { n: 1 });
+        let mut envelope = Envelope::new(None, principal(), "r", None, Probe::Ping { n: 1 });
         envelope.v = 2;
         let bytes = serde_json::to_vec(&envelope).expect("json");
         assert!(Envelope::<Probe>::decode(&bytes).is_err());
+        envelope.v = 1;
+        let platform = serde_json::to_value(&envelope).expect("json");
+        assert!(
+            platform["tenant"].is_null(),
+            "the platform's records say so"
+        );
         assert!(Envelope::<Probe>::decode(b"{not json").is_err());
     }
 }

@@ -1,19 +1,24 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
-//! [`envelope`] every command and event travels in, the [`producer`] (`acks=all`, idempotent),
-//! topic creation ([`admin`]), the [`reply`] every command gets, and the [`consumer`] loop that stores a Kafka offset only after the
-//! handler's effect is committed, in order per partition.
+//! [`envelope`] every command and event travels in, the typed commands of each topic
+//! ([`apps`], [`installs`]), how a secret value travels ([`sealed`]), the [`producer`]
+//! (`acks=all`, idempotent), topic creation ([`admin`]), the [`reply`] every command gets, and
+//! the [`consumer`] loop that stores a Kafka offset only after the handler's effect is
+//! committed, in order per partition.
 
 pub mod admin;
+pub mod apps;
 pub mod catalogue;
 pub mod consumer;
 pub mod envelope;
 pub mod error;
+pub mod installs;
 pub mod producer;
 pub mod reply;
+pub mod sealed;
 
 pub use catalogue::{Topic, TopicKey};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
 pub use envelope::{Envelope, Message, Principal, PrincipalKind};
 pub use error::Error;
 pub use producer::Producer;
-pub use reply::Reply;
+pub use reply::{Outcome, Refusal, RefusalCode, Reply};

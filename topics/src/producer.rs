@@ -10,7 +10,7 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::util::Timeout;
 
-use crate::Error;
+use crate::{Envelope, Error, Message};
 
 /// Where a message landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +48,20 @@ impl Producer {
             )
             .create()?;
         Ok(Self { inner })
+    }
+
+    /// Sends a command or event on its topic, keyed by its aggregate; resolves once every
+    /// in-sync replica has it. Its id and trace context travel as headers too, so a message
+    /// that no longer decodes can still be answered and traced.
+    pub async fn send<B: Message>(&self, envelope: &Envelope<B>) -> Result<Delivered, Error> {
+        let payload = envelope.encode()?;
+        let id = envelope.id.to_string();
+        let mut headers: Vec<(&str, &[u8])> = vec![("id", id.as_bytes())];
+        if let Some(traceparent) = &envelope.traceparent {
+            headers.push(("traceparent", traceparent.as_bytes()));
+        }
+        self.send_raw(B::TOPIC.name, &envelope.key(), &payload, &headers)
+            .await
     }
 
     /// Sends a message's bytes on `topic`; resolves once acknowledged (the outbox relay and the

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use topics::Reply;
+use topics::{Outcome, Reply};
 use uuid::Uuid;
 
 use crate::support::{
@@ -64,7 +64,7 @@ async fn a_dependency_that_is_down_is_waited_for_past_the_attempts() {
     assert_eq!(
         reply,
         Reply::Applied {
-            outcome: json!({ "applied": 9 })
+            outcome: Outcome::done(json!({ "applied": 9 }))
         }
     );
     assert_eq!(

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
-use topics::Reply;
+use topics::{Outcome, Reply};
 use uuid::Uuid;
 
 use crate::support::{
@@ -73,7 +73,7 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     assert_eq!(
         replied.reply(Duration::from_secs(60)).await,
         Reply::Applied {
-            outcome: json!({ "applied": 7 })
+            outcome: Outcome::done(json!({ "applied": 7 }))
         }
     );
     let second = command(Probe::Add { value: 8 });
@@ -90,7 +90,10 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     assert_eq!(count(&pool, "inbox", first.id).await, 1);
     assert_eq!(
         inbox_row(&pool, first.id).await,
-        (Some(json!({ "applied": 7 })), None)
+        (
+            Some(json!({ "result": "done", "value": { "applied": 7 } })),
+            None
+        )
     );
 }
 

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 pub use service::testing::stack;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::{
-    Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Principal,
-    PrincipalKind, Producer, Reply, RetryPolicy, Topic, TopicKey,
+    Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Outcome,
+    Principal, Producer, Reply, RetryPolicy, Topic, TopicKey,
 };
 use uuid::Uuid;
 
@@ -41,8 +41,8 @@ impl Message for Probe {
         carries: "test commands",
     };
     const VERSION: u16 = 1;
-    fn key(&self, tenant: Uuid) -> Vec<u8> {
-        tenant.as_bytes().to_vec()
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        tenant.unwrap_or_default().as_bytes().to_vec()
     }
 }
 
@@ -61,7 +61,7 @@ impl Stage for ProbeStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Probe>,
-    ) -> Result<Value, Error> {
+    ) -> Result<Outcome, Error> {
         let value = match command.body {
             Probe::Add { value } => value,
             Probe::Slow => {
@@ -97,7 +97,7 @@ impl Stage for ProbeStage {
             .bind(value)
             .execute(&mut **tx)
             .await?;
-        Ok(json!({ "applied": value }))
+        Ok(Outcome::done(json!({ "applied": value })))
     }
 }
 
@@ -176,11 +176,8 @@ pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
 
 pub fn command(body: Probe) -> Envelope<Probe> {
     Envelope::new(
-        Uuid::new_v4(),
-        Principal {
-            kind: PrincipalKind::System,
-            id: "test".into(),
-        },
+        Some(Uuid::new_v4()),
+        Principal::system("test"),
         "req-test",
         None,
         body,

@@ -1,0 +1,96 @@
+//! The apps stage: every transition of an app version (SPEC §3.1), one file per command family
+//! — [`upload`], [`publish`], [`decide`] (approve, reject), [`withdraw`], [`platform`] (the
+//! release's catalogue) — and the tenant's [`approval_settings`]. Each applies inside the
+//! stage's transaction with its audit rows; a wrong-state call is a `conflict` refusal.
+
+mod approval_settings;
+mod decide;
+mod platform;
+mod publish;
+mod upload;
+mod version_row;
+mod withdraw;
+
+use async_trait::async_trait;
+use sqlx::{Postgres, Transaction};
+use topics::apps::Command;
+use topics::{Envelope, Outcome};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::stage::Stage;
+
+pub(crate) use decide::Decision;
+
+/// Applies [`Command`]s of the `apps.commands` topic.
+#[derive(Debug, Default)]
+pub(crate) struct AppsStage;
+
+#[async_trait]
+impl Stage for AppsStage {
+    type Body = Command;
+    const NAME: &'static str = "apps";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Outcome, Error> {
+        match &command.body {
+            Command::Upload {
+                version_id,
+                name,
+                version,
+                module,
+            } => {
+                let tenant = tenant_of(command)?;
+                upload::apply(tx, command, tenant, *version_id, name, version, module).await
+            }
+            Command::Publish { version_id, name } => {
+                publish::apply(tx, command, tenant_of(command)?, *version_id, name).await
+            }
+            Command::Approve {
+                version_id,
+                name,
+                comment,
+            } => {
+                let tenant = tenant_of(command)?;
+                let decision = Decision::Approved;
+                decide::apply(tx, command, tenant, *version_id, name, decision, comment).await
+            }
+            Command::Reject {
+                version_id,
+                name,
+                comment,
+            } => {
+                let tenant = tenant_of(command)?;
+                let decision = Decision::Rejected;
+                decide::apply(tx, command, tenant, *version_id, name, decision, comment).await
+            }
+            Command::Withdraw {
+                version_id,
+                name,
+                seen,
+            } => withdraw::apply(tx, command, tenant_of(command)?, *version_id, name, *seen).await,
+            Command::ReleasePlatform {
+                version_id,
+                name,
+                version,
+                module,
+            } => platform::release(tx, command, *version_id, name, version, module).await,
+            Command::RetirePlatform { version_id, name } => {
+                platform::retire(tx, command, *version_id, name).await
+            }
+            Command::SetApprovalSettings(settings) => {
+                approval_settings::apply(tx, command, tenant_of(command)?, settings).await
+            }
+        }
+    }
+}
+
+/// A tenant's command names its tenant; one without is malformed.
+fn tenant_of(command: &Envelope<Command>) -> Result<Uuid, Error> {
+    command
+        .tenant
+        .ok_or_else(|| Error::Invalid("a tenant's apps command without a tenant".into()))
+}

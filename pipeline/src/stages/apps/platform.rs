@@ -1,0 +1,110 @@
+//! The release's catalogue (SPEC §3.1, §9): `ReleasePlatform` publishes a platform version (no
+//! tenant), or publishes again one a previous release withdrew; `RetirePlatform` withdraws one
+//! the release no longer carries. Both are idempotent, as the API sends them at every start.
+
+use sqlx::{Postgres, Transaction};
+use topics::apps::{Command, Module, VersionStatus};
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use super::version_row;
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+pub(super) async fn release(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    version_id: Uuid,
+    name: &str,
+    version: &str,
+    module: &Module,
+) -> Result<Outcome, Error> {
+    let size = i32::try_from(module.size_bytes)
+        .map_err(|_| Error::Invalid(format!("module of {} bytes", module.size_bytes)))?;
+    let existing: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM app_versions WHERE tenant_id IS NULL AND name = $1 AND version = $2",
+    )
+    .bind(name)
+    .bind(version)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let id = match existing {
+        None => {
+            sqlx::query(
+                "INSERT INTO app_versions (id, tenant_id, name, version, sha256, size_bytes, \
+                 manifest, status, uploaded_by, uploaded_at, published_at) \
+                 VALUES ($1, NULL, $2, $3, $4, $5, $6, 'published', $7, now(), now())",
+            )
+            .bind(version_id)
+            .bind(name)
+            .bind(version)
+            .bind(&module.sha256)
+            .bind(size)
+            .bind(&module.manifest)
+            .bind(&command.principal.id)
+            .execute(&mut **tx)
+            .await?;
+            published(tx, command, name, version, version_id).await?;
+            version_id
+        }
+        Some(id) => {
+            let Some(row) = version_row::lock(tx, None, name, id).await? else {
+                return Err(Error::Invalid(format!("platform version {id} vanished")));
+            };
+            if row.sha256 != module.sha256 {
+                // A version is immutable: the release must bump the version number.
+                return Ok(Outcome::refused(
+                    RefusalCode::Conflict,
+                    format!("Platform version {version} of {name} exists with another module."),
+                ));
+            }
+            if row.status != VersionStatus::Published {
+                version_row::set_status(tx, id, VersionStatus::Published).await?;
+                published(tx, command, name, version, id).await?;
+            }
+            id
+        }
+    };
+    version_row::answer(tx, None, name, id).await
+}
+
+pub(super) async fn retire(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    version_id: Uuid,
+    name: &str,
+) -> Result<Outcome, Error> {
+    let Some(row) = version_row::lock(tx, None, name, version_id).await? else {
+        return Ok(Outcome::refused(
+            RefusalCode::NotFound,
+            "No such platform version.",
+        ));
+    };
+    if row.status == VersionStatus::Published {
+        version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
+        let event = AuditEvent {
+            action: "app.withdrawn",
+            subject_type: "app_version",
+            subject_id: version_id.to_string(),
+            payload: version_row::audit_payload(name, &row.version, version_id),
+        };
+        audit::record(tx, command, event).await?;
+    }
+    version_row::answer(tx, None, name, version_id).await
+}
+
+async fn published(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    name: &str,
+    version: &str,
+    id: Uuid,
+) -> Result<(), Error> {
+    let event = AuditEvent {
+        action: "app.published",
+        subject_type: "app_version",
+        subject_id: id.to_string(),
+        payload: version_row::audit_payload(name, version, id),
+    };
+    audit::record(tx, command, event).await
+}

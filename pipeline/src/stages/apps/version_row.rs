@@ -1,0 +1,96 @@
+//! The version row a transition changes, locked for the transaction, and the version as the
+//! transition answers it.
+
+use serde_json::Value;
+use sqlx::{Postgres, Transaction};
+use topics::Outcome;
+use topics::apps::VersionStatus;
+use uuid::Uuid;
+
+use crate::Error;
+
+/// A version being changed.
+#[derive(Debug)]
+pub(super) struct VersionRow {
+    pub(super) version: String,
+    pub(super) sha256: String,
+    pub(super) status: VersionStatus,
+}
+
+/// Locks the publisher's (`None`: the platform's) version `id` of app `name`.
+pub(super) async fn lock(
+    tx: &mut Transaction<'_, Postgres>,
+    publisher: Option<Uuid>,
+    name: &str,
+    id: Uuid,
+) -> Result<Option<VersionRow>, Error> {
+    let row: Option<(String, String, String)> = sqlx::query_as(
+        "SELECT version, sha256, status FROM app_versions \
+         WHERE tenant_id IS NOT DISTINCT FROM $1 AND name = $2 AND id = $3 FOR UPDATE",
+    )
+    .bind(publisher)
+    .bind(name)
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(|(version, sha256, status)| {
+        let status = VersionStatus::parse(&status)
+            .ok_or_else(|| Error::Invalid(format!("version {id} has status {status:?}")))?;
+        Ok(VersionRow {
+            version,
+            sha256,
+            status,
+        })
+    })
+    .transpose()
+}
+
+/// Sets the status of version `id` with its timestamp.
+pub(super) async fn set_status(
+    tx: &mut Transaction<'_, Postgres>,
+    id: Uuid,
+    status: VersionStatus,
+) -> Result<(), Error> {
+    let sql = match status {
+        VersionStatus::Published => {
+            "UPDATE app_versions SET status = 'published', published_at = now(), withdrawn_at = NULL WHERE id = $1"
+        }
+        VersionStatus::Withdrawn => {
+            "UPDATE app_versions SET status = 'withdrawn', withdrawn_at = now() WHERE id = $1"
+        }
+        VersionStatus::Uploaded => "UPDATE app_versions SET status = 'uploaded' WHERE id = $1",
+    };
+    sqlx::query(sql).bind(id).execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// The version as it now is, for the reply.
+pub(super) async fn answer(
+    tx: &mut Transaction<'_, Postgres>,
+    publisher: Option<Uuid>,
+    name: &str,
+    id: Uuid,
+) -> Result<Outcome, Error> {
+    let version = match publisher {
+        Some(tenant) => {
+            let viewer = readers::apps::Viewer {
+                tenant: readers::Tenant::new(tenant),
+                sees_uploaded: true,
+            };
+            readers::apps::versions::get(&mut **tx, viewer, name, id).await
+        }
+        None => readers::apps::versions::platform(&mut **tx, id).await,
+    }
+    .map_err(Error::from)?;
+    match version {
+        Some(version) => Ok(Outcome::done(version)),
+        None => Err(Error::Invalid(format!(
+            "version {id} vanished in its own transaction"
+        ))),
+    }
+}
+
+/// The audit payload naming a version.
+pub(super) fn audit_payload(name: &str, version: &str, id: Uuid) -> Value {
+    serde_json::json!({ "app": name, "version": version, "versionId": id })
+}

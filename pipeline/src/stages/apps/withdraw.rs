@@ -1,0 +1,53 @@
+//! `Withdraw` (SPEC §3.1): one of the tenant's own published versions becomes `withdrawn`.
+//! Installs that run it keep running it; it is no longer installable. The command carries the
+//! status the API saw: if another transition applied in between (an approval racing this
+//! withdraw), this one is a `conflict`, so the race has one winner.
+
+use sqlx::{Postgres, Transaction};
+use topics::apps::{Command, VersionStatus};
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use super::version_row;
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+pub(super) async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: Uuid,
+    version_id: Uuid,
+    name: &str,
+    seen: VersionStatus,
+) -> Result<Outcome, Error> {
+    let Some(row) = version_row::lock(tx, Some(tenant), name, version_id).await? else {
+        return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
+    };
+    if row.status != seen {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!(
+                "The version changed meanwhile; it is now {}.",
+                row.status.as_str()
+            ),
+        ));
+    }
+    if row.status != VersionStatus::Published {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!(
+                "The version is {}; only a published version can be withdrawn.",
+                row.status.as_str()
+            ),
+        ));
+    }
+    version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
+    let event = AuditEvent {
+        action: "app.withdrawn",
+        subject_type: "app_version",
+        subject_id: version_id.to_string(),
+        payload: version_row::audit_payload(name, &row.version, version_id),
+    };
+    audit::record(tx, command, event).await?;
+    version_row::answer(tx, Some(tenant), name, version_id).await
+}

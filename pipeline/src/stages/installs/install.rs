@@ -1,0 +1,105 @@
+//! `Install` (SPEC §3.4b): install, configure, upgrade, enable or disable. The version must be
+//! published, or be the withdrawn version the install already runs; `enabled` needs every
+//! secret the version names to hold a value (else `app_not_configured` with
+//! `details.missingSecrets`). The approved hosts are the version's. The first install is audit
+//! `app.installed`, every later change `app.configured`.
+
+use serde_json::{Value, json};
+use sqlx::{Postgres, Transaction};
+use topics::installs::Command;
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+pub(super) async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: Uuid,
+    name: &str,
+    version_id: Uuid,
+    enabled: bool,
+    config: &Value,
+) -> Result<Outcome, Error> {
+    // FOR SHARE: a withdraw of this version waits for this install, so the two apply in order.
+    let version: Option<(String, Value)> = sqlx::query_as(
+        "SELECT status, manifest FROM app_versions WHERE id = $1 AND name = $2 \
+         AND (tenant_id IS NULL OR tenant_id = $3) FOR SHARE",
+    )
+    .bind(version_id)
+    .bind(name)
+    .bind(tenant)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((status, manifest)) = version else {
+        return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
+    };
+    let current: Option<(Uuid, bool)> = sqlx::query_as(
+        "SELECT version_id, enabled FROM app_installs WHERE tenant_id = $1 AND app_name = $2 \
+         FOR UPDATE",
+    )
+    .bind(tenant)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let runs_it = current.is_some_and(|(running, _)| running == version_id);
+    if !(status == "published" || (status == "withdrawn" && runs_it)) {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!("The version is {status}; only a published version can be installed."),
+        ));
+    }
+    if enabled {
+        let tenant = readers::Tenant::new(tenant);
+        let stored = readers::apps::installs::stored_secrets(&mut **tx, tenant, name).await?;
+        let missing = readers::apps::installs::missing(&manifest, &stored);
+        if !missing.is_empty() {
+            return Ok(Outcome::refused_with(
+                RefusalCode::AppNotConfigured,
+                "Secrets have no value yet; store them or install with enabled: false.",
+                json!({ "missingSecrets": missing }),
+            ));
+        }
+    }
+    let hosts: Vec<String> = manifest["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h.as_str().map(str::to_owned))
+        .collect();
+    sqlx::query(
+        "INSERT INTO app_installs (tenant_id, app_name, version_id, enabled, config, \
+         approved_hosts, installed_by, installed_at, updated_by, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $7, now()) \
+         ON CONFLICT (tenant_id, app_name) DO UPDATE SET version_id = $3, enabled = $4, \
+         config = $5, approved_hosts = $6, updated_by = $7, updated_at = now()",
+    )
+    .bind(tenant)
+    .bind(name)
+    .bind(version_id)
+    .bind(enabled)
+    .bind(config)
+    .bind(&hosts)
+    .bind(&command.principal.id)
+    .execute(&mut **tx)
+    .await?;
+    let mut payload = json!({ "app": name, "versionId": version_id, "enabled": enabled });
+    let action = match current {
+        None => "app.installed",
+        Some((previous, was_enabled)) => {
+            payload["previousVersionId"] = json!(previous);
+            payload["previouslyEnabled"] = json!(was_enabled);
+            "app.configured"
+        }
+    };
+    let event = AuditEvent {
+        action,
+        subject_type: "app_install",
+        subject_id: name.to_owned(),
+        payload,
+    };
+    audit::record(tx, command, event).await?;
+    let install = super::answer(tx, tenant, name).await?;
+    Ok(Outcome::done(install))
+}

@@ -1,0 +1,82 @@
+//! The installs stage: a tenant's install of an app (SPEC §3.4b), one file per command family —
+//! [`install`] (install, configure, upgrade, enable, disable), [`uninstall`], [`secrets`]
+//! (store, revoke) and [`tested`] (the audit of a test call). The install and its secrets share
+//! the key, so "enabled while a secret has no value" is decided against the secrets as they
+//! are.
+
+mod install;
+mod secrets;
+mod tested;
+mod uninstall;
+
+use async_trait::async_trait;
+use sqlx::{Postgres, Transaction};
+use topics::installs::Command;
+use topics::{Envelope, Outcome};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::stage::Stage;
+
+/// Applies [`Command`]s of the `installs.commands` topic.
+#[derive(Debug, Default)]
+pub(crate) struct InstallsStage;
+
+#[async_trait]
+impl Stage for InstallsStage {
+    type Body = Command;
+    const NAME: &'static str = "installs";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Outcome, Error> {
+        let tenant = command
+            .tenant
+            .ok_or_else(|| Error::Invalid("an installs command without a tenant".into()))?;
+        match &command.body {
+            Command::Install {
+                name,
+                version_id,
+                enabled,
+                config,
+            } => install::apply(tx, command, tenant, name, *version_id, *enabled, config).await,
+            Command::Uninstall { name, force } => {
+                uninstall::apply(tx, command, tenant, name, *force).await
+            }
+            Command::StoreSecret {
+                name,
+                secret,
+                sealed,
+            } => secrets::store(tx, command, tenant, name, secret, sealed).await,
+            Command::RevokeSecret { name, secret } => {
+                secrets::revoke(tx, command, tenant, name, secret).await
+            }
+            Command::RecordTest {
+                name,
+                version_id,
+                action,
+                status,
+                duration_ms,
+            } => {
+                let test = tested::Test {
+                    version_id: *version_id,
+                    action,
+                    status,
+                    duration_ms: *duration_ms,
+                };
+                tested::apply(tx, command, name, test).await
+            }
+        }
+    }
+}
+
+/// The install as it now is, for the reply.
+async fn answer(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    name: &str,
+) -> Result<Option<readers::apps::installs::Install>, Error> {
+    Ok(readers::apps::installs::get(tx, readers::Tenant::new(tenant), name).await?)
+}

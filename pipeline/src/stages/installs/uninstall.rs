@@ -1,0 +1,83 @@
+//! `Uninstall` (SPEC §3.4b, §4.7 rule 4): refused `app_in_use` with `details.pendingCallbacks`
+//! while runs wait on the app's callbacks, unless forced; forced, every pending session fails
+//! with `app_uninstalled`. The install and its secrets go; invocations and callbacks stay.
+//! Audit `app.uninstalled`.
+
+use serde_json::json;
+use sqlx::{Postgres, Transaction};
+use topics::installs::Command;
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+pub(super) async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: Uuid,
+    name: &str,
+    force: bool,
+) -> Result<Outcome, Error> {
+    let installed: Option<Uuid> = sqlx::query_scalar(
+        "SELECT version_id FROM app_installs WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
+    )
+    .bind(tenant)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(version_id) = installed else {
+        return Ok(Outcome::refused(
+            RefusalCode::NotFound,
+            "The app is not installed.",
+        ));
+    };
+    let pending: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM app_callback_sessions \
+         WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending'",
+    )
+    .bind(tenant)
+    .bind(name)
+    .fetch_one(&mut **tx)
+    .await?;
+    if pending > 0 && !force {
+        return Ok(Outcome::refused_with(
+            RefusalCode::AppInUse,
+            "Runs wait on this app's callbacks; uninstall with force=true to fail them.",
+            json!({ "pendingCallbacks": pending }),
+        ));
+    }
+    let failed = sqlx::query(
+        "UPDATE app_callback_sessions SET status = 'failed', error = 'app_uninstalled', \
+         completed_at = now() WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending'",
+    )
+    .bind(tenant)
+    .bind(name)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2")
+        .bind(tenant)
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM app_installs WHERE tenant_id = $1 AND app_name = $2")
+        .bind(tenant)
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    let event = AuditEvent {
+        action: "app.uninstalled",
+        subject_type: "app_install",
+        subject_id: name.to_owned(),
+        payload: json!({
+            "app": name, "versionId": version_id, "force": force, "failedCallbacks": failed,
+        }),
+    };
+    audit::record(tx, command, event).await?;
+    Ok(Outcome::done(json!({
+        "appName": name,
+        "uninstalled": true,
+        "failedCallbacks": failed,
+    })))
+}

@@ -1,0 +1,56 @@
+//! The stages, one per concern, each the single writer of its topic's keys: [`apps`] (the
+//! versions' lifecycle, the platform catalogue, approval settings) and [`installs`] (installs,
+//! their secrets, test-call audits). [`consume`] runs one stage's consumer, reporting its state
+//! on `/healthz`.
+
+pub(crate) mod apps;
+pub(crate) mod installs;
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use topics::{Consumer, ConsumerOptions, Message, RetryPolicy};
+
+use crate::replies::Replies;
+use crate::stage::{Stage, StageHandler};
+use crate::workers::{Worker, WorkerState};
+
+/// Consumes `S`'s topic until `stop`, retrying the consumer's creation while the broker is away.
+pub(crate) async fn consume<S: Stage>(
+    stage: S,
+    brokers: String,
+    pool: PgPool,
+    replies: Replies,
+    worker: Worker,
+    stop: CancellationToken,
+) {
+    let topic = <S::Body as Message>::TOPIC.name;
+    let options = ConsumerOptions {
+        brokers,
+        group_id: format!("pipeline-{}", S::NAME),
+        topic: topic.to_owned(),
+        client_id: format!("pipeline-{}", S::NAME),
+        commit_interval: Duration::from_millis(500),
+        retry: RetryPolicy::default(),
+    };
+    let consumer = loop {
+        match Consumer::new(&options) {
+            Ok(consumer) => break consumer,
+            Err(error) => {
+                worker.set(WorkerState::Retrying);
+                tracing::warn!(topic, %error, "consumer not created yet; retrying");
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    };
+    worker.set(WorkerState::Running);
+    let handler = StageHandler::new(stage, pool, Some(replies));
+    if let Err(error) = consumer.run(handler, stop.cancelled_owned()).await {
+        tracing::error!(topic, %error, "stage stopped");
+    }
+    worker.set(WorkerState::Stopped);
+}

@@ -1,0 +1,157 @@
+//! A tenant's install of an app (SPEC §2.10, §3.4b) as `PUT /apps/:name/install` answers it
+//! and the catalogue shows it: with the secrets still missing and whether a newer version of
+//! the same publisher is published.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::{PgConnection, PgExecutor};
+use uuid::Uuid;
+
+use super::newest_first;
+use crate::{Error, Tenant};
+
+/// One install.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Install {
+    pub app_name: String,
+    pub version_id: Uuid,
+    pub version: String,
+    pub enabled: bool,
+    pub config: Value,
+    /// The hosts the installed version declares.
+    pub approved_hosts: Vec<String>,
+    /// Secrets the installed version names that have no stored value.
+    pub missing_secrets: Vec<String>,
+    /// A newer version of the same publisher is published.
+    pub update_available: bool,
+    pub installed_by: String,
+    pub installed_at: DateTime<Utc>,
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    app_name: String,
+    version_id: Uuid,
+    version: String,
+    publisher: Option<Uuid>,
+    manifest: Value,
+    enabled: bool,
+    config: Value,
+    approved_hosts: Vec<String>,
+    installed_by: String,
+    installed_at: DateTime<Utc>,
+    updated_by: String,
+    updated_at: DateTime<Utc>,
+}
+
+/// The tenant's install of `name`, when there is one.
+pub async fn get(
+    connection: &mut PgConnection,
+    tenant: Tenant,
+    name: &str,
+) -> Result<Option<Install>, Error> {
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT i.app_name, i.version_id, v.version, v.tenant_id AS publisher, v.manifest, \
+         i.enabled, i.config, i.approved_hosts, i.installed_by, i.installed_at, i.updated_by, \
+         i.updated_at \
+         FROM app_installs i JOIN app_versions v ON v.id = i.version_id \
+         WHERE i.tenant_id = $1 AND i.app_name = $2",
+    )
+    .bind(tenant.id())
+    .bind(name)
+    .fetch_optional(&mut *connection)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let stored = stored_secrets(&mut *connection, tenant, name).await?;
+    let missing_secrets = missing(&row.manifest, &stored);
+    let published = published_versions(&mut *connection, row.publisher, name).await?;
+    let update_available = published
+        .iter()
+        .any(|v| newest_first(v, &row.version).is_lt());
+    Ok(Some(Install {
+        app_name: row.app_name,
+        version_id: row.version_id,
+        version: row.version,
+        enabled: row.enabled,
+        config: row.config,
+        approved_hosts: row.approved_hosts,
+        missing_secrets,
+        update_available,
+        installed_by: row.installed_by,
+        installed_at: row.installed_at,
+        updated_by: row.updated_by,
+        updated_at: row.updated_at,
+    }))
+}
+
+/// The names of the secrets the tenant stored for `name`.
+pub async fn stored_secrets(
+    executor: impl PgExecutor<'_>,
+    tenant: Tenant,
+    name: &str,
+) -> Result<Vec<String>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT name FROM app_secrets WHERE tenant_id = $1 AND app_name = $2 ORDER BY name",
+    )
+    .bind(tenant.id())
+    .bind(name)
+    .fetch_all(executor)
+    .await?)
+}
+
+/// The secrets `manifest` names that are not in `stored`, in the manifest's order.
+pub fn missing(manifest: &Value, stored: &[String]) -> Vec<String> {
+    secret_names(manifest)
+        .filter(|name| !stored.iter().any(|s| s == name))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The secret names a manifest declares.
+pub fn secret_names(manifest: &Value) -> impl Iterator<Item = &str> {
+    manifest["secrets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+}
+
+/// The published version texts of a publisher's app (`None`: the platform).
+async fn published_versions(
+    executor: impl PgExecutor<'_>,
+    publisher: Option<Uuid>,
+    name: &str,
+) -> Result<Vec<String>, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT version FROM app_versions \
+         WHERE tenant_id IS NOT DISTINCT FROM $1 AND name = $2 AND status = 'published'",
+    )
+    .bind(publisher)
+    .bind(name)
+    .fetch_all(executor)
+    .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn missing_secrets_are_the_declared_ones_without_a_value() {
+        let manifest = json!({"secrets": [{"name": "API_KEY"}, {"name": "WEBHOOK_SECRET"}]});
+        assert_eq!(missing(&manifest, &[]), vec!["API_KEY", "WEBHOOK_SECRET"]);
+        assert_eq!(
+            missing(&manifest, &["WEBHOOK_SECRET".into(), "OLD".into()]),
+            vec!["API_KEY"]
+        );
+        assert!(missing(&json!({}), &[]).is_empty());
+    }
+}

@@ -1,0 +1,170 @@
+//! App versions as `GET /apps/:name/versions` shows them (newest first, manifest unfolded) and
+//! as the lifecycle routes answer them.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+// Dynamic SQL here is only ever built from this module's constant texts.
+use sqlx::AssertSqlSafe;
+use sqlx::PgExecutor;
+use uuid::Uuid;
+
+use super::{VISIBLE, Viewer, newest_first};
+use crate::Error;
+
+/// Who published a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Publisher {
+    /// The release's catalogue.
+    Platform,
+    /// The tenant itself.
+    Tenant,
+}
+
+/// An open publish request of a version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenRequest {
+    pub id: Uuid,
+    pub requested_by: String,
+    pub requested_at: DateTime<Utc>,
+}
+
+/// One app version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppVersion {
+    pub id: Uuid,
+    pub app_name: String,
+    pub version: String,
+    pub publisher: Publisher,
+    pub status: String,
+    pub sha256: String,
+    pub size_bytes: i64,
+    /// The manifest with the platform's defaults filled in (SPEC §2.8, §2.9).
+    pub manifest: Value,
+    pub uploaded_by: String,
+    pub uploaded_at: DateTime<Utc>,
+    pub published_at: Option<DateTime<Utc>>,
+    pub withdrawn_at: Option<DateTime<Utc>>,
+    /// The open publish request, while one waits.
+    pub approval_request: Option<OpenRequest>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: Uuid,
+    tenant_id: Option<Uuid>,
+    name: String,
+    version: String,
+    sha256: String,
+    size_bytes: i32,
+    manifest: Value,
+    status: String,
+    uploaded_by: String,
+    uploaded_at: DateTime<Utc>,
+    published_at: Option<DateTime<Utc>>,
+    withdrawn_at: Option<DateTime<Utc>>,
+    request_id: Option<Uuid>,
+    requested_by: Option<String>,
+    requested_at: Option<DateTime<Utc>>,
+}
+
+const SELECT: &str = "SELECT v.id, v.tenant_id, v.name, v.version, v.sha256, v.size_bytes, \
+     v.manifest, v.status, v.uploaded_by, v.uploaded_at, v.published_at, v.withdrawn_at, \
+     r.id AS request_id, r.requested_by, r.requested_at \
+     FROM app_versions v \
+     LEFT JOIN app_approval_requests r ON r.version_id = v.id AND r.decision IS NULL";
+
+impl From<Row> for AppVersion {
+    fn from(row: Row) -> Self {
+        let approval_request = match (row.request_id, row.requested_by, row.requested_at) {
+            (Some(id), Some(requested_by), Some(requested_at)) => Some(OpenRequest {
+                id,
+                requested_by,
+                requested_at,
+            }),
+            _ => None,
+        };
+        AppVersion {
+            id: row.id,
+            app_name: row.name,
+            version: row.version,
+            publisher: if row.tenant_id.is_some() {
+                Publisher::Tenant
+            } else {
+                Publisher::Platform
+            },
+            status: row.status,
+            sha256: row.sha256,
+            size_bytes: i64::from(row.size_bytes),
+            manifest: unfold(row.manifest),
+            uploaded_by: row.uploaded_by,
+            uploaded_at: row.uploaded_at,
+            published_at: row.published_at,
+            withdrawn_at: row.withdrawn_at,
+            approval_request,
+        }
+    }
+}
+
+/// The manifest with its defaults: the typed manifest written back. A stored manifest was
+/// checked when uploaded; one that no longer reads (a newer build's) is shown as stored.
+pub fn unfold(manifest: Value) -> Value {
+    match serde_json::from_value::<schema::manifest::Manifest>(manifest.clone()) {
+        Ok(typed) => serde_json::to_value(typed).unwrap_or(manifest),
+        Err(_) => manifest,
+    }
+}
+
+/// The versions of `name` the viewer sees, newest first.
+pub async fn of_app(
+    executor: impl PgExecutor<'_>,
+    viewer: Viewer,
+    name: &str,
+) -> Result<Vec<AppVersion>, Error> {
+    let sql = format!("{SELECT} WHERE {VISIBLE} AND v.name = $3");
+    let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(viewer.tenant.id())
+        .bind(viewer.sees_uploaded)
+        .bind(name)
+        .fetch_all(executor)
+        .await?;
+    let mut versions: Vec<AppVersion> = rows.into_iter().map(AppVersion::from).collect();
+    versions.sort_by(|a, b| {
+        newest_first(&a.version, &b.version).then(b.uploaded_at.cmp(&a.uploaded_at))
+    });
+    Ok(versions)
+}
+
+/// One version of `name` the viewer sees.
+pub async fn get(
+    executor: impl PgExecutor<'_>,
+    viewer: Viewer,
+    name: &str,
+    id: Uuid,
+) -> Result<Option<AppVersion>, Error> {
+    let sql = format!("{SELECT} WHERE {VISIBLE} AND v.name = $3 AND v.id = $4");
+    let row: Option<Row> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(viewer.tenant.id())
+        .bind(viewer.sees_uploaded)
+        .bind(name)
+        .bind(id)
+        .fetch_optional(executor)
+        .await?;
+    Ok(row.map(AppVersion::from))
+}
+
+/// A platform version, whoever looks (the catalogue's own answers).
+pub async fn platform(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<AppVersion>, Error> {
+    let sql = format!("{SELECT} WHERE v.tenant_id IS NULL AND v.id = $1");
+    let row: Option<Row> = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(executor)
+        .await?;
+    Ok(row.map(AppVersion::from))
+}
