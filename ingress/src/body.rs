@@ -10,6 +10,66 @@ use crate::error::{Error, Location};
 /// Body limit of the routes that take JSON (SPEC leaves it open; documented in the README).
 pub(crate) const JSON_LIMIT: usize = 1024 * 1024;
 
+/// The body as JSON of type `T`, at most `limit` bytes. An empty body reads as `{}`, so routes
+/// whose body is all optional fields take none. A body that does not fit `T` names where.
+pub(crate) async fn json<T, B>(headers: &HeaderMap, body: B, limit: usize) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned,
+    B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let bytes = read(headers, body, limit).await?;
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &bytes
+    };
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut reader).map_err(|error| {
+        let path = pointer_of(error.path());
+        let message = error.into_inner().to_string();
+        Error::validation(Location::Body, path, message)
+    })
+}
+
+/// The whole body, at most `limit` bytes; past it 413 without keeping the rest.
+pub(crate) async fn read<B>(
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+) -> Result<bytes::Bytes, Error>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    body::read(headers, body, limit).await.map_err(refused)
+}
+
+/// A serde path as a JSON Pointer (`""` for the whole body).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer = schema::pointer(&pointer, &index.to_string()),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                pointer = schema::pointer(&pointer, key)
+            }
+            Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+fn refused(refused: Refused) -> Error {
+    match refused {
+        Refused::TooLarge { limit } => Error::PayloadTooLarge { limit },
+        Refused::Unreadable(why) => {
+            Error::validation(Location::Body, "", format!("body could not be read: {why}"))
+        }
+    }
+}
+
 /// Fails with 413 when the declared length is over `limit`.
 pub(crate) async fn refuse_declared_oversize<B>(
     headers: &HeaderMap,
@@ -21,10 +81,5 @@ where
 {
     body::refuse_declared(headers, body, limit)
         .await
-        .map_err(|refused| match refused {
-            Refused::TooLarge { limit } => Error::PayloadTooLarge { limit },
-            Refused::Unreadable(why) => {
-                Error::validation(Location::Body, "", format!("body could not be read: {why}"))
-            }
-        })
+        .map_err(refused)
 }

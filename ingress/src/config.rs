@@ -1,9 +1,13 @@
 //! The API's configuration, read from the environment at start-up (README "Configuration").
 
 use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use schema::module::Sha256;
 use service::config::Env;
+use topics::sealed::SecretKeys;
 
 use crate::auth::{Algorithm, AuthConfig};
 
@@ -42,6 +46,17 @@ pub(crate) struct Config {
     pub(crate) kafka_brokers: String,
     pub(crate) storage: Option<StorageConfig>,
     pub(crate) runner_token: Option<String>,
+    /// The runner's `/v1/*` address (`APP_RUNNER_URL`); without it `/apps` answers 503.
+    pub(crate) runner_url: Option<String>,
+    /// `SECRET_STORE_KEY` and `SECRET_STORE_PREVIOUS_KEYS`; without them the secret routes
+    /// answer 503.
+    pub(crate) secret_keys: Option<Arc<SecretKeys>>,
+    /// `APP_BLOCKED_SHA256`: modules the operator blocked.
+    pub(crate) blocked_modules: Vec<Sha256>,
+    /// `APP_CATALOGUE_DIR`: the release's platform modules, published at start-up.
+    pub(crate) catalogue_dir: Option<PathBuf>,
+    /// How long a route waits for its command's outcome (`COMMAND_WAIT_SECONDS`).
+    pub(crate) command_wait: Duration,
     pub(crate) shutdown_grace: Duration,
 }
 
@@ -73,6 +88,11 @@ impl Config {
             secret_key,
         });
         let runner_token = env.text("APP_RUNNER_TOKEN");
+        let runner_url = env.text("APP_RUNNER_URL");
+        let secret_keys = secret_keys(env);
+        let blocked_modules = blocked_modules(env);
+        let catalogue_dir = env.text("APP_CATALOGUE_DIR").map(PathBuf::from);
+        let command_wait = Duration::from_secs(env.parsed("COMMAND_WAIT_SECONDS", 10u64));
         let shutdown_grace = Duration::from_secs(env.parsed("SHUTDOWN_GRACE_SECONDS", 30u64));
         Self {
             host,
@@ -87,9 +107,49 @@ impl Config {
             kafka_brokers,
             storage,
             runner_token,
+            runner_url,
+            secret_keys,
+            blocked_modules,
+            catalogue_dir,
+            command_wait,
             shutdown_grace,
         }
     }
+}
+
+/// `SECRET_STORE_KEY` (32 bytes, base64) seals; each of `SECRET_STORE_PREVIOUS_KEYS`
+/// (comma-separated) still opens what it sealed.
+fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
+    let current = env.text("SECRET_STORE_KEY");
+    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS").unwrap_or_default();
+    let previous: Vec<&str> = previous
+        .split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .collect();
+    let current = current?;
+    match SecretKeys::parse(&current, &previous) {
+        Ok(keys) => Some(Arc::new(keys)),
+        Err(error) => {
+            env.problem(format!(
+                "SECRET_STORE_KEY or SECRET_STORE_PREVIOUS_KEYS: {error}"
+            ));
+            None
+        }
+    }
+}
+
+/// `APP_BLOCKED_SHA256`: comma-separated module hashes.
+fn blocked_modules(env: &mut Env) -> Vec<Sha256> {
+    let raw = env.text("APP_BLOCKED_SHA256").unwrap_or_default();
+    let mut blocked = Vec::new();
+    for item in raw.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        match item.to_ascii_lowercase().parse() {
+            Ok(sha256) => blocked.push(sha256),
+            Err(_) => env.problem(format!("APP_BLOCKED_SHA256: {item:?} is not a sha256")),
+        }
+    }
+    blocked
 }
 
 fn auth_config(env: &mut Env) -> AuthConfig {

@@ -5,10 +5,12 @@
 use std::borrow::Cow;
 
 use http::{HeaderMap, HeaderValue, StatusCode};
+use runner::client::{RunnerCode, RunnerFailure};
 use serde::Serialize;
 use serde_json::{Value, json};
 use service::health::NotReady;
 use service::http::HttpError;
+use topics::{Refusal, RefusalCode};
 
 /// Where a validation issue was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -100,6 +102,81 @@ pub(crate) enum Error {
     Unavailable(String),
     #[error("internal error: {0}")]
     Internal(String),
+    /// The stage refused the command (SPEC §7 code decided from the state it holds).
+    #[error("refused ({}): {}", refusal_code(.0), .0.message)]
+    Refused(Refusal),
+    /// A conflict the API decides alone, before producing anything.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// No runner or no object storage on this deployment (SPEC §4.7 rule 9).
+    #[error("apps unavailable")]
+    AppsUnavailable,
+    /// No `SECRET_STORE_KEY` (SPEC §4.7 rule 2).
+    #[error("secret store unavailable")]
+    SecretStoreUnavailable,
+    /// The module is listed in `APP_BLOCKED_SHA256`.
+    #[error("module blocked")]
+    AppBlocked,
+    /// A test call of an app the tenant has not installed.
+    #[error("app not installed")]
+    AppNotInstalled,
+    #[error("unsupported media type; expected {expected}")]
+    UnsupportedMediaType { expected: &'static str },
+    /// The runner refused an uploaded module (SPEC §4.11): 400 with `details.code`.
+    #[error("module refused ({code})")]
+    ModuleRefused {
+        code: String,
+        message: String,
+        issues: Vec<Issue>,
+    },
+    /// The runner failed while inspecting an upload: 502 `runner_<code>`.
+    #[error("runner failed inspecting: {0}")]
+    InspectFailed(RunnerFailure),
+    /// The runner failed a test call: 502 `app_call_failed` with `details.reason`.
+    #[error("app call failed: {0}")]
+    AppCallFailed(RunnerFailure),
+    /// The command is on the log but its outcome did not come within the wait.
+    #[error("command {command_id} not applied yet")]
+    CommandTimeout { command_id: uuid::Uuid },
+}
+
+/// The code of a stage's refusal (SPEC §7).
+fn refusal_code(refusal: &Refusal) -> &'static str {
+    match refusal.code {
+        RefusalCode::NotFound => "not_found",
+        RefusalCode::Conflict => "conflict",
+        RefusalCode::FourEyes => "four_eyes",
+        RefusalCode::AppNotConfigured => "app_not_configured",
+        RefusalCode::AppInUse => "app_in_use",
+    }
+}
+
+fn refusal_status(refusal: &Refusal) -> StatusCode {
+    match refusal.code {
+        RefusalCode::NotFound => StatusCode::NOT_FOUND,
+        RefusalCode::FourEyes => StatusCode::FORBIDDEN,
+        RefusalCode::Conflict | RefusalCode::AppNotConfigured | RefusalCode::AppInUse => {
+            StatusCode::CONFLICT
+        }
+    }
+}
+
+/// `runner_<code>` of an upload whose inspection the runner failed (SPEC §4.11).
+fn inspect_code(code: RunnerCode) -> &'static str {
+    match code {
+        RunnerCode::Unauthorized => "runner_unauthorized",
+        RunnerCode::BadRequest => "runner_bad_request",
+        RunnerCode::ModuleNotFound => "runner_module_not_found",
+        RunnerCode::InvalidModule => "runner_invalid_module",
+        RunnerCode::MissingExport => "runner_missing_export",
+        RunnerCode::Timeout => "runner_timeout",
+        RunnerCode::Trapped => "runner_trapped",
+        RunnerCode::BadOutput => "runner_bad_output",
+        RunnerCode::Busy => "runner_busy",
+        RunnerCode::ModuleUnavailable => "runner_module_unavailable",
+        RunnerCode::Internal => "runner_internal",
+        RunnerCode::Unreachable => "runner_unreachable",
+    }
 }
 
 impl Error {
@@ -127,8 +204,17 @@ impl HttpError for Error {
             Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Error::Forbidden { .. } => StatusCode::FORBIDDEN,
             Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Error::NotReady(_) | Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::NotReady(_)
+            | Error::Unavailable(_)
+            | Error::AppsUnavailable
+            | Error::SecretStoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Error::Refused(refusal) => refusal_status(refusal),
+            Error::Conflict(_) | Error::AppBlocked | Error::AppNotInstalled => StatusCode::CONFLICT,
+            Error::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Error::ModuleRefused { .. } => StatusCode::BAD_REQUEST,
+            Error::InspectFailed(_) | Error::AppCallFailed(_) => StatusCode::BAD_GATEWAY,
+            Error::CommandTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 
@@ -144,6 +230,17 @@ impl HttpError for Error {
             Error::NotReady(not_ready) => not_ready.code(),
             Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
+            Error::Refused(refusal) => refusal_code(refusal),
+            Error::Conflict(_) => "conflict",
+            Error::AppsUnavailable => "apps_unavailable",
+            Error::SecretStoreUnavailable => "secret_store_unavailable",
+            Error::AppBlocked => "app_blocked",
+            Error::AppNotInstalled => "app_not_installed",
+            Error::UnsupportedMediaType { .. } => "unsupported_media_type",
+            Error::ModuleRefused { .. } => "validation_error",
+            Error::InspectFailed(failure) => inspect_code(failure.code),
+            Error::AppCallFailed(_) => "app_call_failed",
+            Error::CommandTimeout { .. } => "command_timeout",
         }
     }
 
@@ -163,6 +260,34 @@ impl HttpError for Error {
             Error::NotReady(not_ready) => not_ready.message(),
             Error::Unavailable(_) => "A dependency is unavailable; retry later.".into(),
             Error::Internal(_) => "Internal error.".into(),
+            Error::Refused(refusal) => refusal.message.clone().into(),
+            Error::Conflict(message) => message.clone().into(),
+            Error::AppsUnavailable => {
+                "Apps are unavailable: this deployment has no app runner or no object storage."
+                    .into()
+            }
+            Error::SecretStoreUnavailable => {
+                "Secrets are unavailable: this deployment has no SECRET_STORE_KEY.".into()
+            }
+            Error::AppBlocked => "The operator blocked this module.".into(),
+            Error::AppNotInstalled => "The app is not installed.".into(),
+            Error::UnsupportedMediaType { expected } => {
+                format!("The body must be {expected}.").into()
+            }
+            Error::ModuleRefused { message, .. } => message.clone().into(),
+            Error::InspectFailed(failure) => format!(
+                "The app runner failed inspecting the module ({}).",
+                failure.code.as_str()
+            )
+            .into(),
+            Error::AppCallFailed(failure) => format!(
+                "The app runner failed the call ({}).",
+                failure.code.as_str()
+            )
+            .into(),
+            Error::CommandTimeout { .. } => {
+                "The change was accepted but not applied within the wait; it will apply.".into()
+            }
         }
     }
 
@@ -175,7 +300,20 @@ impl HttpError for Error {
             Error::PayloadTooLarge { limit } => Some(json!({ "limitBytes": limit })),
             Error::Forbidden { permission } => Some(json!({ "permission": permission })),
             Error::NotReady(not_ready) => not_ready.details(),
-            Error::NotFound
+            Error::Refused(refusal) => refusal.details.clone(),
+            Error::ModuleRefused { code, issues, .. } => {
+                Some(json!({ "code": code, "issues": issues }))
+            }
+            Error::AppCallFailed(failure) => Some(json!({ "reason": failure.code.as_str() })),
+            Error::CommandTimeout { command_id } => Some(json!({ "commandId": command_id })),
+            Error::UnsupportedMediaType { expected } => Some(json!({ "expected": expected })),
+            Error::Conflict(_)
+            | Error::AppsUnavailable
+            | Error::SecretStoreUnavailable
+            | Error::AppBlocked
+            | Error::AppNotInstalled
+            | Error::InspectFailed(_)
+            | Error::NotFound
             | Error::MethodNotAllowed { .. }
             | Error::Unauthorized(_)
             | Error::Unavailable(_)

@@ -8,17 +8,21 @@
 
 mod auth;
 mod body;
+mod catalogue;
 mod cli;
+mod commands;
 mod config;
 mod error;
 mod health;
 mod internal;
 mod object_store;
+mod path;
 mod public;
 mod query;
 mod rate_limit;
 mod read_cache;
 mod read_cache_listener;
+mod replies;
 mod routes;
 mod serve;
 mod state;

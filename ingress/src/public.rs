@@ -16,6 +16,7 @@ use tracing::Instrument;
 
 use crate::auth::{Permission, Principal};
 use crate::body;
+use crate::commands::Origin;
 use crate::error::{AuthFailure, Error};
 use crate::rate_limit::{Caller, Decision};
 use crate::routes;
@@ -26,6 +27,8 @@ use crate::state::State;
 pub(crate) enum PublicRoute {
     /// Health and metrics: no token, not counted, not traced.
     Operational(OperationalRoute),
+    /// The API's description (OpenAPI 3.1): no token, not counted.
+    OpenApi,
     /// The API: a token, counted against its caller.
     Api(ApiRoute),
 }
@@ -35,6 +38,23 @@ pub(crate) enum PublicRoute {
 pub(crate) enum ApiRoute {
     ListInvocations,
     GetInvocation,
+    ListApps,
+    ListAppApprovals,
+    UploadApp,
+    GetApp,
+    ListAppVersions,
+    AppUsage,
+    PublishVersion,
+    ApproveVersion,
+    RejectVersion,
+    WithdrawVersion,
+    PutInstall,
+    DeleteInstall,
+    StoreSecret,
+    RevokeSecret,
+    TestApp,
+    GetApprovalSettings,
+    PutApprovalSettings,
 }
 
 impl Route for PublicRoute {
@@ -42,36 +62,126 @@ impl Route for PublicRoute {
         PublicRoute::Operational(OperationalRoute::Live),
         PublicRoute::Operational(OperationalRoute::Ready),
         PublicRoute::Operational(OperationalRoute::Metrics),
+        PublicRoute::OpenApi,
         PublicRoute::Api(ApiRoute::ListInvocations),
         PublicRoute::Api(ApiRoute::GetInvocation),
+        PublicRoute::Api(ApiRoute::ListApps),
+        PublicRoute::Api(ApiRoute::ListAppApprovals),
+        PublicRoute::Api(ApiRoute::UploadApp),
+        PublicRoute::Api(ApiRoute::GetApp),
+        PublicRoute::Api(ApiRoute::ListAppVersions),
+        PublicRoute::Api(ApiRoute::AppUsage),
+        PublicRoute::Api(ApiRoute::PublishVersion),
+        PublicRoute::Api(ApiRoute::ApproveVersion),
+        PublicRoute::Api(ApiRoute::RejectVersion),
+        PublicRoute::Api(ApiRoute::WithdrawVersion),
+        PublicRoute::Api(ApiRoute::PutInstall),
+        PublicRoute::Api(ApiRoute::DeleteInstall),
+        PublicRoute::Api(ApiRoute::StoreSecret),
+        PublicRoute::Api(ApiRoute::RevokeSecret),
+        PublicRoute::Api(ApiRoute::TestApp),
+        PublicRoute::Api(ApiRoute::GetApprovalSettings),
+        PublicRoute::Api(ApiRoute::PutApprovalSettings),
     ];
 
     fn method(self) -> Method {
         match self {
             PublicRoute::Operational(route) => route.method(),
-            PublicRoute::Api(ApiRoute::ListInvocations | ApiRoute::GetInvocation) => Method::GET,
+            PublicRoute::OpenApi => Method::GET,
+            PublicRoute::Api(route) => route.method(),
         }
     }
 
     fn pattern(self) -> &'static str {
         match self {
             PublicRoute::Operational(route) => route.pattern(),
-            PublicRoute::Api(ApiRoute::ListInvocations) => "/app-invocations",
-            PublicRoute::Api(ApiRoute::GetInvocation) => "/app-invocations/{id}",
+            PublicRoute::OpenApi => "/openapi.json",
+            PublicRoute::Api(route) => route.pattern(),
         }
     }
 }
 
 impl ApiRoute {
-    /// The permission a caller's token must hold.
-    fn permission(self) -> Permission {
+    fn method(self) -> Method {
         match self {
-            ApiRoute::ListInvocations | ApiRoute::GetInvocation => Permission::AppsRead,
+            ApiRoute::ListInvocations
+            | ApiRoute::GetInvocation
+            | ApiRoute::ListApps
+            | ApiRoute::ListAppApprovals
+            | ApiRoute::GetApp
+            | ApiRoute::ListAppVersions
+            | ApiRoute::AppUsage
+            | ApiRoute::GetApprovalSettings => Method::GET,
+            ApiRoute::UploadApp
+            | ApiRoute::PublishVersion
+            | ApiRoute::ApproveVersion
+            | ApiRoute::RejectVersion
+            | ApiRoute::StoreSecret
+            | ApiRoute::TestApp => Method::POST,
+            ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
+            ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
+                Method::DELETE
+            }
         }
     }
 
+    fn pattern(self) -> &'static str {
+        match self {
+            ApiRoute::ListInvocations => "/app-invocations",
+            ApiRoute::GetInvocation => "/app-invocations/{id}",
+            ApiRoute::ListApps => "/apps",
+            ApiRoute::ListAppApprovals => "/apps/approvals",
+            ApiRoute::UploadApp => "/apps/uploads",
+            ApiRoute::GetApp => "/apps/{name}",
+            ApiRoute::ListAppVersions => "/apps/{name}/versions",
+            ApiRoute::AppUsage => "/apps/{name}/usage",
+            ApiRoute::PublishVersion => "/apps/{name}/versions/{id}/publish",
+            ApiRoute::ApproveVersion => "/apps/{name}/versions/{id}/approve",
+            ApiRoute::RejectVersion => "/apps/{name}/versions/{id}/reject",
+            ApiRoute::WithdrawVersion => "/apps/{name}/versions/{id}",
+            ApiRoute::PutInstall | ApiRoute::DeleteInstall => "/apps/{name}/install",
+            ApiRoute::StoreSecret | ApiRoute::RevokeSecret => "/apps/{name}/secrets/{secret}",
+            ApiRoute::TestApp => "/apps/{name}/test",
+            ApiRoute::GetApprovalSettings | ApiRoute::PutApprovalSettings => "/approval-settings",
+        }
+    }
+
+    /// The permission a caller's token must hold (SPEC §4.7, §5).
+    fn permission(self) -> Permission {
+        match self {
+            ApiRoute::ListInvocations
+            | ApiRoute::GetInvocation
+            | ApiRoute::ListApps
+            | ApiRoute::ListAppApprovals
+            | ApiRoute::GetApp
+            | ApiRoute::ListAppVersions
+            | ApiRoute::AppUsage => Permission::AppsRead,
+            ApiRoute::UploadApp
+            | ApiRoute::PublishVersion
+            | ApiRoute::ApproveVersion
+            | ApiRoute::RejectVersion
+            | ApiRoute::WithdrawVersion => Permission::AppsPublish,
+            ApiRoute::PutInstall
+            | ApiRoute::DeleteInstall
+            | ApiRoute::StoreSecret
+            | ApiRoute::RevokeSecret
+            | ApiRoute::TestApp => Permission::AppsWrite,
+            ApiRoute::GetApprovalSettings | ApiRoute::PutApprovalSettings => {
+                Permission::ApprovalsConfigure
+            }
+        }
+    }
+
+    /// The `/apps` routes need a runner and object storage (SPEC §4.7 rule 9).
+    fn needs_apps(self) -> bool {
+        self.pattern().starts_with("/apps")
+    }
+
     fn body_limit(self) -> usize {
-        body::JSON_LIMIT
+        match self {
+            ApiRoute::UploadApp => schema::module::MAX_MODULE_BYTES,
+            _ => body::JSON_LIMIT,
+        }
     }
 }
 
@@ -105,6 +215,11 @@ pub(crate) async fn handle(
             response::finish(&mut answer, &request_id);
             return answer;
         }
+        Routed::Found(PublicRoute::OpenApi, _) => {
+            let mut answer = routes::openapi::document();
+            response::finish(&mut answer, &request_id);
+            return answer;
+        }
         Routed::Found(PublicRoute::Api(route), params) => {
             let params = params.iter().map(|(k, v)| (k, v.to_owned())).collect();
             (Ok(route), PathParams(params))
@@ -134,7 +249,7 @@ pub(crate) async fn handle(
     let method = request.method().clone();
     let span = observe::request_span(&method, label, &request_id, request.headers(), caller);
     let started = Instant::now();
-    let (result, decision) = counted(&state, authenticated, params, peer, request)
+    let (result, decision) = counted(&state, authenticated, params, peer, &request_id, request)
         .instrument(span.clone())
         .await;
     let mut answer = result.unwrap_or_else(|error| {
@@ -161,6 +276,7 @@ async fn counted(
     authenticated: Authenticated,
     params: PathParams<'_>,
     peer: IpAddr,
+    request_id: &str,
     request: Request<Incoming>,
 ) -> (Result<Response<Body>, Error>, Option<Decision>) {
     let caller = match &authenticated {
@@ -186,7 +302,7 @@ async fn counted(
         }
         Err(unrouted) => return (Err(unrouted), decision),
     };
-    let answer = authorised(state, route, &params, principal, request).await;
+    let answer = authorised(state, route, &params, &principal, request_id, request).await;
     (answer, decision)
 }
 
@@ -211,7 +327,8 @@ async fn authorised(
     state: &State,
     route: ApiRoute,
     params: &PathParams<'_>,
-    principal: Principal,
+    principal: &Principal,
+    request_id: &str,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Error> {
     let permission = route.permission();
@@ -220,14 +337,44 @@ async fn authorised(
             permission: permission.as_str(),
         });
     }
+    if route.needs_apps() {
+        state.apps()?;
+    }
     let (parts, mut body) = request.into_parts();
     body::refuse_declared_oversize(&parts.headers, &mut body, route.body_limit()).await?;
+    let origin = Origin {
+        caller: principal,
+        request_id,
+    };
+    let query = parts.uri.query();
+    let (name, id, secret) = (params.get("name"), params.get("id"), params.get("secret"));
     match route {
-        ApiRoute::ListInvocations => {
-            routes::app_invocations::list(state, &principal, parts.uri.query()).await
+        ApiRoute::ListInvocations => routes::app_invocations::list(state, principal, query).await,
+        ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
+        ApiRoute::ListApps => routes::apps::list(state, principal).await,
+        ApiRoute::ListAppApprovals => routes::app_approvals::list(state, principal, query).await,
+        ApiRoute::UploadApp => routes::app_uploads::upload(state, origin, &parts, body).await,
+        ApiRoute::GetApp => routes::apps::get(state, principal, name).await,
+        ApiRoute::ListAppVersions => routes::apps::versions(state, principal, name).await,
+        ApiRoute::AppUsage => routes::apps::usage(state, principal, name).await,
+        ApiRoute::PublishVersion => routes::app_versions::publish(state, origin, name, id).await,
+        ApiRoute::ApproveVersion => {
+            routes::app_versions::approve(state, origin, &parts, body, (name, id)).await
         }
-        ApiRoute::GetInvocation => {
-            routes::app_invocations::get(state, &principal, params.get("id")).await
+        ApiRoute::RejectVersion => {
+            routes::app_versions::reject(state, origin, &parts, body, (name, id)).await
+        }
+        ApiRoute::WithdrawVersion => routes::app_versions::withdraw(state, origin, name, id).await,
+        ApiRoute::PutInstall => routes::app_install::put(state, origin, &parts, body, name).await,
+        ApiRoute::DeleteInstall => routes::app_install::delete(state, origin, name, query).await,
+        ApiRoute::StoreSecret => {
+            routes::app_secrets::store(state, origin, &parts, body, (name, secret)).await
+        }
+        ApiRoute::RevokeSecret => routes::app_secrets::revoke(state, origin, (name, secret)).await,
+        ApiRoute::TestApp => routes::app_test::call(state, origin, &parts, body, name).await,
+        ApiRoute::GetApprovalSettings => routes::approval_settings::get(state, principal).await,
+        ApiRoute::PutApprovalSettings => {
+            routes::approval_settings::put(state, origin, &parts, body).await
         }
     }
 }

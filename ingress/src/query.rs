@@ -99,6 +99,19 @@ impl<'a> Query<'a> {
     }
 
     /// Adds an issue found by the caller's own check.
+    /// `true` or `false`; `default` when absent.
+    pub(crate) fn boolean(&mut self, name: &str, default: bool) -> bool {
+        match self.one(name).as_deref() {
+            None => default,
+            Some("true") => true,
+            Some("false") => false,
+            Some(_) => {
+                self.issue(name, "must be true or false");
+                default
+            }
+        }
+    }
+
     pub(crate) fn reject(&mut self, name: &str, message: impl Into<String>) {
         self.issue(name, message);
     }

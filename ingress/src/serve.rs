@@ -10,10 +10,12 @@ use service::shutdown::CancellationToken;
 use service::{Process, RunResult};
 use tokio::net::TcpListener;
 
+use crate::catalogue;
 use crate::config::Config;
 use crate::internal::{self, InternalRoute};
 use crate::public::{self, PublicRoute};
 use crate::read_cache_listener;
+use crate::replies;
 use crate::state::State;
 
 pub(crate) async fn run(config: Config, process: Process) -> RunResult {
@@ -31,6 +33,12 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
 
     let stop = process.stop;
     spawn_limiter_upkeep(state.clone(), stop.clone());
+    tokio::spawn(catalogue::publish(state.clone(), stop.clone()));
+    tokio::spawn(replies::listen(
+        state.replies.clone(),
+        state.redis.clone(),
+        stop.clone(),
+    ));
     tokio::spawn(read_cache_listener::run(
         state.pool.clone(),
         state.read_cache.clone(),

@@ -11,9 +11,11 @@ use sqlx::postgres::PgPoolOptions;
 
 use crate::auth::TokenVerifier;
 use crate::config::Config;
+use crate::error::Error;
 use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::ReadCache;
+use crate::replies::Replies;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -25,6 +27,10 @@ pub(crate) struct Inner {
     pub(crate) pool: PgPool,
     pub(crate) producer: topics::Producer,
     pub(crate) objects: Option<ObjectStore>,
+    /// The runner's client, when the deployment has a runner (`APP_RUNNER_URL`).
+    pub(crate) runner: Option<runner::client::RunnerClient>,
+    pub(crate) redis: redis::Client,
+    pub(crate) replies: Arc<Replies>,
     pub(crate) verifier: TokenVerifier,
     pub(crate) limiter: RateLimiter,
     pub(crate) read_cache: Arc<ReadCache>,
@@ -50,9 +56,27 @@ pub(crate) enum StartError {
     Redis(#[from] redis::RedisError),
     #[error("KAFKA_BROKERS: {0}")]
     Broker(#[from] topics::Error),
+    #[error("APP_RUNNER_URL: {0}")]
+    Runner(#[from] reqwest::Error),
 }
 
 impl State {
+    /// The runner and the object store, or 503 `apps_unavailable` (SPEC §4.7 rule 9).
+    pub(crate) fn apps(&self) -> Result<(&runner::client::RunnerClient, &ObjectStore), Error> {
+        match (&self.runner, &self.objects) {
+            (Some(runner), Some(objects)) => Ok((runner, objects)),
+            _ => Err(Error::AppsUnavailable),
+        }
+    }
+
+    /// Whether the operator blocked `sha256` (`APP_BLOCKED_SHA256`).
+    pub(crate) fn is_blocked(&self, sha256: &str) -> bool {
+        self.config
+            .blocked_modules
+            .iter()
+            .any(|b| b.as_str() == sha256)
+    }
+
     /// Builds the state without waiting for any dependency: a dependency that is down makes
     /// `/health/ready` answer 503 naming it, not the process fail to start.
     pub(crate) fn new(config: Config, metrics: MetricsHandle) -> Result<Self, StartError> {
@@ -64,14 +88,25 @@ impl State {
         let redis = redis::Client::open(config.redis_url.as_str())?;
         let producer = topics::Producer::new(&config.kafka_brokers, "ingress")?;
         let objects = config.storage.as_ref().map(ObjectStore::new);
+        let runner = match (&config.runner_url, &config.runner_token) {
+            (Some(url), Some(token)) => Some(runner::client::RunnerClient::new(url, token)?),
+            _ => None,
+        };
         let limiter = RateLimiter::new(config.rate_limit_per_minute);
-        let readiness =
-            crate::health::readiness(pool.clone(), redis, producer.clone(), objects.clone());
+        let readiness = crate::health::readiness(
+            pool.clone(),
+            redis.clone(),
+            producer.clone(),
+            objects.clone(),
+        );
         Ok(Self(Arc::new(Inner {
             config,
             pool,
             producer,
             objects,
+            runner,
+            redis,
+            replies: Arc::new(Replies::default()),
             verifier,
             limiter,
             read_cache: Arc::new(ReadCache::default()),

@@ -9,6 +9,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use service::http::HttpError;
 
+use crate::client::RunnerCode;
+
 pub use schema::Issue;
 
 /// Why a module is refused (`details.code` of `invalid_module` and of the API's upload refusal,
@@ -120,23 +122,24 @@ impl HttpError for Error {
 
     /// The code of SPEC §7's runner table (plus the generic HTTP ones).
     fn code(&self) -> &'static str {
-        match self {
-            Error::CallFailed { error, .. } => error.code(),
-            Error::Unauthorized => "unauthorized",
-            Error::BadRequest(_) => "bad_request",
-            Error::NotFound => "not_found",
-            Error::MethodNotAllowed { .. } => "method_not_allowed",
-            Error::PayloadTooLarge { .. } => "payload_too_large",
-            Error::ModuleNotFound(_) => "module_not_found",
-            Error::InvalidModule { .. } => "invalid_module",
-            Error::MissingExport(_) => "missing_export",
-            Error::Timeout { .. } => "timeout",
-            Error::Trapped(_) => "trapped",
-            Error::BadOutput(_) => "bad_output",
-            Error::Busy(_) => "busy",
-            Error::ModuleUnavailable(_) => "module_unavailable",
-            Error::Internal(_) => "internal",
-        }
+        let code = match self {
+            Error::CallFailed { error, .. } => return error.code(),
+            Error::NotFound => return "not_found",
+            Error::MethodNotAllowed { .. } => return "method_not_allowed",
+            Error::PayloadTooLarge { .. } => return "payload_too_large",
+            Error::Unauthorized => RunnerCode::Unauthorized,
+            Error::BadRequest(_) => RunnerCode::BadRequest,
+            Error::ModuleNotFound(_) => RunnerCode::ModuleNotFound,
+            Error::InvalidModule { .. } => RunnerCode::InvalidModule,
+            Error::MissingExport(_) => RunnerCode::MissingExport,
+            Error::Timeout { .. } => RunnerCode::Timeout,
+            Error::Trapped(_) => RunnerCode::Trapped,
+            Error::BadOutput(_) => RunnerCode::BadOutput,
+            Error::Busy(_) => RunnerCode::Busy,
+            Error::ModuleUnavailable(_) => RunnerCode::ModuleUnavailable,
+            Error::Internal(_) => RunnerCode::Internal,
+        };
+        code.as_str()
     }
 
     /// The message shown to the caller. Internal failures say nothing about their cause; the

@@ -5,12 +5,14 @@
 //! `compiler` child, cache) → `call::run` (one fresh instance: `kernel` for the Extism ABI,
 //! `host` for the platform functions, `outbound` for vendor HTTP, `wasi` for the sandboxed
 //! system interface) → the answer (secrets scrubbed by `secrets`, envelope checked by
-//! `contract`). `inspect` applies the module rules to uploads.
+//! `contract`). `inspect` applies the module rules to uploads. `client` is the one client of
+//! these routes, for the API and the pipeline, with the failure codes of SPEC §7.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests, examples
 //! (`bench`, `compile_cost`) and fuzz targets use, listed below.
 
 mod call;
+pub mod client;
 mod compiler;
 mod config;
 mod contract;

@@ -5,7 +5,8 @@
 //!   and the manifest's shape (`runner/manifest.schema.json`);
 //! - the app manifest model with its defaults and checks ([`manifest`]), the strict draft
 //!   2020-12 compiler for the schemas manifests carry ([`strict`]), host-name syntax
-//!   ([`host`]), and what names and bounds a module ([`module`]).
+//!   ([`host`]), and what names and bounds a module ([`module`]);
+//! - the API's OpenAPI 3.1 document (`openapi.json`, [`OPENAPI`]).
 
 pub mod host;
 mod issue;
@@ -16,6 +17,9 @@ pub mod strict;
 pub use issue::{Issue, pointer};
 #[cfg(feature = "migrations")]
 pub use migrations::{Error, MIGRATOR, migrate};
+
+/// The API's description (OpenAPI 3.1), served at `GET /openapi.json`.
+pub const OPENAPI: &str = include_str!("../openapi.json");
 
 /// The runner's contract: requests, module answers and runner answers, as `$defs` of one
 /// draft 2020-12 document.

@@ -235,6 +235,28 @@ fn unknown_keyword(keyword: &str) -> String {
     format!("unknown keyword {keyword:?}{hint}")
 }
 
+/// Checks `instance` against a manifest's `schema` (compiled strictly, so formats are asserted
+/// as at upload); each issue's path is `at` followed by the place in the instance. The host
+/// never fills defaults: the instance is only read.
+pub fn validate(schema: &Value, instance: &Value, at: &str) -> Result<(), Vec<Issue>> {
+    let validator = compile(schema, "").map_err(|_| {
+        vec![Issue::new(
+            at,
+            "the version's schema does not compile under this build",
+        )]
+    })?;
+    let issues: Vec<Issue> = validator
+        .iter_errors(instance)
+        .take(crate::manifest::MAX_ISSUES)
+        .map(|error| issue(at, &error))
+        .collect();
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
+    }
+}
+
 /// An issue for one error of the `jsonschema` crate, at `at` + the error's place.
 pub fn issue(at: &str, error: &ValidationError<'_>) -> Issue {
     let path = format!("{at}{}", error.instance_path());

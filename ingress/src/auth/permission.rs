@@ -11,10 +11,13 @@ pub enum Permission {
     DefinitionsRead = 1 << 4,
     AuditRead = 1 << 5,
     OpsRead = 1 << 6,
+    /// Reading and setting the tenant's approval settings (not named by SPEC; README
+    /// "Approval settings"). Admins.
+    ApprovalsConfigure = 1 << 7,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 7] = [
+    pub const ALL: [Permission; 8] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -22,6 +25,7 @@ impl Permission {
         Permission::DefinitionsRead,
         Permission::AuditRead,
         Permission::OpsRead,
+        Permission::ApprovalsConfigure,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -33,6 +37,7 @@ impl Permission {
             Permission::DefinitionsRead => "definitions:read",
             Permission::AuditRead => "audit:read",
             Permission::OpsRead => "ops:read",
+            Permission::ApprovalsConfigure => "approvals:configure",
         }
     }
 

@@ -1,5 +1,7 @@
 //! `GET /internal/app-modules/:sha256` on the internal listener: the runner fetches a module's
-//! bytes, streamed from object storage (SPEC 4.13).
+//! bytes, streamed from object storage (SPEC 4.13). Only a module some version publishes, or
+//! some install runs, is served, and never one the operator blocked: anything else answers 404,
+//! which the runner reports as `module_not_found`.
 
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
@@ -19,6 +21,11 @@ pub(crate) async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>,
             "must be 64 lowercase hex characters",
         )
     })?;
+    if state.is_blocked(sha256.as_str())
+        || !readers::apps::modules::is_servable(&state.pool, sha256.as_str()).await?
+    {
+        return Err(Error::NotFound);
+    }
     let store = state
         .objects
         .as_ref()

@@ -1,5 +1,14 @@
 //! One file per resource; each handler takes what it needs and returns a response or an
 //! [`crate::error::Error`].
 
+pub(crate) mod app_approvals;
+pub(crate) mod app_install;
 pub(crate) mod app_invocations;
 pub(crate) mod app_modules;
+pub(crate) mod app_secrets;
+pub(crate) mod app_test;
+pub(crate) mod app_uploads;
+pub(crate) mod app_versions;
+pub(crate) mod approval_settings;
+pub(crate) mod apps;
+pub(crate) mod openapi;

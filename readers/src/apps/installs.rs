@@ -105,6 +105,30 @@ pub async fn stored_secrets(
     .await?)
 }
 
+/// A stored secret as sealed by the API (opened only by whoever calls the runner).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SealedSecret {
+    pub name: String,
+    pub key_id: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+/// The sealed values the tenant stored for `name`.
+pub async fn sealed_secrets(
+    executor: impl PgExecutor<'_>,
+    tenant: Tenant,
+    name: &str,
+) -> Result<Vec<SealedSecret>, Error> {
+    Ok(sqlx::query_as(
+        "SELECT name, key_id, nonce, ciphertext FROM app_secrets          WHERE tenant_id = $1 AND app_name = $2 ORDER BY name",
+    )
+    .bind(tenant.id())
+    .bind(name)
+    .fetch_all(executor)
+    .await?)
+}
+
 /// The secrets `manifest` names that are not in `stored`, in the manifest's order.
 pub fn missing(manifest: &Value, stored: &[String]) -> Vec<String> {
     secret_names(manifest)

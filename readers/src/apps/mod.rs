@@ -8,6 +8,7 @@
 pub mod approvals;
 pub mod catalogue;
 pub mod installs;
+pub mod modules;
 pub mod versions;
 
 use crate::Tenant;

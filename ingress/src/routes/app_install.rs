@@ -1,0 +1,93 @@
+//! `PUT /apps/:name/install` and `DELETE /apps/:name/install?force=` (SPEC §3.4b, §4.7 rules 3-4).
+//! The API checks what it can alone: the version exists for the tenant, its module is not
+//! blocked (409 `app_blocked`), and `config` fits the version's `configSchema` (400 with the
+//! issues; the host never fills defaults). The installs stage decides the rest against the
+//! state it holds: the version is published (or the withdrawn one the install runs), no
+//! secret is missing when enabling, no run waits on a callback when uninstalling.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::apps::versions;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use service::http::{Body, response};
+use topics::installs::Command;
+use uuid::Uuid;
+
+use super::apps::viewer;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Issue, Location};
+use crate::path;
+use crate::query::Query;
+use crate::state::State;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Install {
+    version_id: Uuid,
+    #[serde(default = "enabled_default")]
+    enabled: bool,
+    #[serde(default)]
+    config: Map<String, Value>,
+}
+
+fn enabled_default() -> bool {
+    true
+}
+
+pub(crate) async fn put(
+    state: &State,
+    origin: Origin<'_>,
+    parts: &http::request::Parts,
+    request: Incoming,
+    name: &str,
+) -> Result<Response<Body>, Error> {
+    state.apps()?;
+    let name = path::app_name(name)?.to_owned();
+    let install: Install = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let version = versions::get(
+        &state.pool,
+        viewer(origin.caller),
+        &name,
+        install.version_id,
+    )
+    .await?
+    .ok_or(Error::NotFound)?;
+    if state.is_blocked(&version.sha256) {
+        return Err(Error::AppBlocked);
+    }
+    let config = Value::Object(install.config);
+    let config_schema = &version.manifest["configSchema"];
+    schema::strict::validate(config_schema, &config, "/config").map_err(|issues| {
+        Error::Validation(
+            issues
+                .into_iter()
+                .map(|i| Issue::new(Location::Body, i.path, i.message))
+                .collect(),
+        )
+    })?;
+    let command = Command::Install {
+        name,
+        version_id: install.version_id,
+        enabled: install.enabled,
+        config,
+    };
+    let install = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::OK, &install))
+}
+
+pub(crate) async fn delete(
+    state: &State,
+    origin: Origin<'_>,
+    name: &str,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    state.apps()?;
+    let name = path::app_name(name)?.to_owned();
+    let mut query = Query::parse(raw_query);
+    let force = query.boolean("force", false);
+    query.finish()?;
+    let outcome = commands::submit(state, origin, Command::Uninstall { name, force }).await?;
+    Ok(response::json(StatusCode::OK, &outcome))
+}

@@ -1,0 +1,315 @@
+//! `POST /apps/:name/test` `{action, input}` (SPEC §4.7 rule 7): one call of an action of the
+//! installed version, enabled or not. The input is checked against the action's schema; no
+//! retries, no circuit, nothing recorded but audit `app.tested`. The answer says `success`
+//! with the output, `pending` with the external id, `error` or `timeout`, with `durationMs`
+//! and `usage`; without `runs:context` output values and the error text are `[redacted]`.
+//! A runner that could not run the call at all (busy, away, failing) is 502 `app_call_failed`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::apps::{installs, versions};
+use readers::redaction::{REDACTED, redact_values};
+use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use service::http::{Body, response};
+use topics::installs::Command;
+use topics::sealed::{Binding, Sealed};
+use uuid::Uuid;
+
+use super::apps::viewer;
+use crate::auth::Permission;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Issue, Location};
+use crate::path;
+use crate::state::State;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestCall {
+    action: String,
+    #[serde(default)]
+    input: Value,
+}
+
+/// How a test call ended.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Outcome {
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    external_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    duration_ms: f64,
+    usage: Value,
+}
+
+pub(crate) async fn call(
+    state: &State,
+    origin: Origin<'_>,
+    parts: &http::request::Parts,
+    request: Incoming,
+    name: &str,
+) -> Result<Response<Body>, Error> {
+    let (runner, _) = state.apps()?;
+    let name = path::app_name(name)?.to_owned();
+    let test: TestCall = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let tenant = readers::Tenant::new(origin.caller.tenant);
+    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let install = installs::get(&mut connection, tenant, &name)
+        .await?
+        .ok_or(Error::AppNotInstalled)?;
+    let version = versions::get(
+        &mut *connection,
+        viewer(origin.caller),
+        &name,
+        install.version_id,
+    )
+    .await?
+    .ok_or_else(|| Error::Internal("the installed version is not visible".into()))?;
+    if state.is_blocked(&version.sha256) {
+        return Err(Error::AppBlocked);
+    }
+    let action = &version.manifest["actions"][&test.action];
+    if !action.is_object() {
+        return Err(Error::validation(
+            Location::Body,
+            "/action",
+            format!("{name} {} has no such action", version.version),
+        ));
+    }
+    schema::strict::validate(&action["input"], &test.input, "/input").map_err(|issues| {
+        let issues = issues.into_iter();
+        Error::Validation(
+            issues
+                .map(|i| Issue::new(Location::Body, i.path, i.message))
+                .collect(),
+        )
+    })?;
+    if !install.missing_secrets.is_empty() {
+        return Err(Error::Refused(topics::Refusal {
+            code: topics::RefusalCode::AppNotConfigured,
+            message: "Secrets have no value yet; store them before testing.".into(),
+            details: Some(json!({ "missingSecrets": install.missing_secrets })),
+        }));
+    }
+    let secrets = opened_secrets(state, &mut connection, origin.caller.tenant, &name).await?;
+    drop(connection);
+    let timeout_ms = action["timeoutMs"].as_u64().unwrap_or(15_000);
+    let request = json!({
+        "module": version.sha256,
+        "app": { "name": name, "version": version.version },
+        "call": { "id": Uuid::now_v7().to_string(), "tenantId": origin.caller.tenant },
+        "action": test.action,
+        "config": install.config,
+        "input": test.input,
+        "secrets": secrets,
+        "hosts": install.approved_hosts,
+        "timeoutMs": timeout_ms,
+        "memoryMiB": version.manifest["memoryMiB"],
+    });
+    let answered = runner
+        .invoke(
+            &request,
+            Duration::from_millis(timeout_ms),
+            origin.request_id,
+        )
+        .await;
+    let outcome = outcome_of(answered)?;
+    let record = Command::RecordTest {
+        name,
+        version_id: version.id,
+        action: test.action,
+        status: outcome.status.to_owned(),
+        duration_ms: outcome.duration_ms,
+    };
+    commands::submit(state, origin, record).await?;
+    let outcome = if origin.caller.has(Permission::RunsContext) {
+        outcome
+    } else {
+        redacted(outcome)
+    };
+    Ok(response::json(StatusCode::OK, &outcome))
+}
+
+/// The install's secret values, opened for this call only.
+async fn opened_secrets(
+    state: &State,
+    connection: &mut sqlx::PgConnection,
+    tenant: Uuid,
+    name: &str,
+) -> Result<BTreeMap<String, String>, Error> {
+    let sealed =
+        installs::sealed_secrets(&mut *connection, readers::Tenant::new(tenant), name).await?;
+    if sealed.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let keys = state
+        .config
+        .secret_keys
+        .as_ref()
+        .ok_or(Error::SecretStoreUnavailable)?;
+    let mut opened = BTreeMap::new();
+    for secret in sealed {
+        let binding = Binding {
+            tenant,
+            app: name,
+            name: &secret.name,
+        };
+        let value = keys
+            .open(
+                binding,
+                &Sealed {
+                    key_id: secret.key_id,
+                    nonce: secret.nonce,
+                    ciphertext: secret.ciphertext,
+                },
+            )
+            .map_err(|e| Error::Internal(format!("secret {} of {name}: {e}", secret.name)))?;
+        opened.insert(secret.name, value);
+    }
+    Ok(opened)
+}
+
+/// The runner's answer as the test route reports it.
+fn outcome_of(answered: Result<CallAnswer, RunnerFailure>) -> Result<Outcome, Error> {
+    let (status, output, external_id, error, duration_ms, usage) = match answered {
+        Ok(CallAnswer {
+            answer,
+            usage,
+            duration_ms,
+        }) => match answer["status"].as_str() {
+            Some("ok") => (
+                "success",
+                Some(answer["output"].clone()),
+                None,
+                None,
+                duration_ms,
+                usage,
+            ),
+            Some("pending") => {
+                let external_id = answer["externalId"].as_str().map(str::to_owned);
+                ("pending", None, external_id, None, duration_ms, usage)
+            }
+            _ => {
+                let message = answer["message"].as_str().unwrap_or("the module failed");
+                (
+                    "error",
+                    None,
+                    None,
+                    Some(message.to_owned()),
+                    duration_ms,
+                    usage,
+                )
+            }
+        },
+        Err(failure) if failure.code == RunnerCode::Timeout => (
+            "timeout",
+            None,
+            None,
+            Some(failure.message),
+            failure.duration_ms.unwrap_or_default(),
+            failure.usage.unwrap_or(Value::Null),
+        ),
+        Err(failure) if failure.code.counts_against_circuit() => (
+            "error",
+            None,
+            None,
+            Some(format!("{}: {}", failure.code.as_str(), failure.message)),
+            failure.duration_ms.unwrap_or_default(),
+            failure.usage.unwrap_or(Value::Null),
+        ),
+        Err(failure) => return Err(Error::AppCallFailed(failure)),
+    };
+    Ok(Outcome {
+        status,
+        output,
+        external_id,
+        error,
+        duration_ms,
+        usage,
+    })
+}
+
+/// What a caller without `runs:context` sees: output values and the error text hidden, keys
+/// kept at every depth.
+fn redacted(outcome: Outcome) -> Outcome {
+    Outcome {
+        output: outcome.output.map(redact_values),
+        error: outcome.error.map(|_| REDACTED.to_owned()),
+        ..outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(answer: Value) -> Result<CallAnswer, RunnerFailure> {
+        Ok(CallAnswer {
+            answer,
+            usage: json!({"httpRequests": 1, "documentReads": 0, "logLines": 2}),
+            duration_ms: 3.5,
+        })
+    }
+
+    fn failure(code: RunnerCode) -> Result<CallAnswer, RunnerFailure> {
+        Err(RunnerFailure {
+            code,
+            message: "went wrong".into(),
+            details: None,
+            usage: Some(json!({"httpRequests": 0, "documentReads": 0, "logLines": 0})),
+            duration_ms: Some(100.0),
+        })
+    }
+
+    #[test]
+    fn each_answer_has_its_status() {
+        let ok = outcome_of(answer(json!({"status": "ok", "output": {"a": 1}}))).expect("ok");
+        assert_eq!((ok.status, ok.output), ("success", Some(json!({"a": 1}))));
+        let pending = outcome_of(answer(json!({"status": "pending", "externalId": "x"})));
+        assert_eq!(pending.expect("ok").external_id.as_deref(), Some("x"));
+        let error = outcome_of(answer(json!({"status": "error", "message": "no"}))).expect("ok");
+        assert_eq!(
+            (error.status, error.error.as_deref()),
+            ("error", Some("no"))
+        );
+        assert_eq!(
+            outcome_of(failure(RunnerCode::Timeout)).expect("ok").status,
+            "timeout"
+        );
+        assert_eq!(
+            outcome_of(failure(RunnerCode::Trapped)).expect("ok").status,
+            "error"
+        );
+        assert!(matches!(
+            outcome_of(failure(RunnerCode::Busy)),
+            Err(Error::AppCallFailed(_))
+        ));
+    }
+
+    #[test]
+    fn redaction_keeps_keys_and_hides_values_and_errors() {
+        let outcome = Outcome {
+            status: "success",
+            output: Some(json!({"score": 0.3, "hits": [{"name": "x"}]})),
+            external_id: None,
+            error: Some("vendor said canary".into()),
+            duration_ms: 1.0,
+            usage: Value::Null,
+        };
+        let shown = redacted(outcome);
+        assert_eq!(
+            shown.output,
+            Some(json!({"score": "[redacted]", "hits": [{"name": "[redacted]"}]}))
+        );
+        assert_eq!(shown.error.as_deref(), Some("[redacted]"));
+    }
+}

@@ -1,0 +1,140 @@
+//! Transitions of one of the tenant's own versions (SPEC §3.1): publish (200 published, 202
+//! when an approval request opens), approve and reject (optional `{comment}`), and withdraw
+//! (`DELETE`). The stage decides each against the version as it is; a wrong-state call is 409
+//! `conflict`. Platform versions follow the release: no tenant can change one (409).
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::apps::versions::{self, AppVersion, Publisher};
+use serde::Deserialize;
+use serde_json::Value;
+use service::http::{Body, response};
+use topics::apps::{Command, VersionStatus};
+use uuid::Uuid;
+
+use super::apps::viewer;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::Error;
+use crate::path;
+use crate::state::State;
+
+/// The longest decision comment.
+const MAX_COMMENT_CHARS: usize = 2000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+/// The version the route names, when the caller's tenant published it.
+async fn own_version(
+    state: &State,
+    origin: Origin<'_>,
+    name: &str,
+    id: &str,
+) -> Result<(String, Uuid, AppVersion), Error> {
+    state.apps()?;
+    let name = path::app_name(name)?.to_owned();
+    let id = path::id("id", id)?;
+    let version = versions::get(&state.pool, viewer(origin.caller), &name, id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    if version.publisher == Publisher::Platform {
+        return Err(Error::Conflict(
+            "Platform versions follow the release; no tenant can change one.".into(),
+        ));
+    }
+    Ok((name, id, version))
+}
+
+pub(crate) async fn publish(
+    state: &State,
+    origin: Origin<'_>,
+    name: &str,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let (name, version_id, _) = own_version(state, origin, name, id).await?;
+    let version = commands::submit(state, origin, Command::Publish { version_id, name }).await?;
+    // Still `uploaded`: an approval request opened instead.
+    let status = if version["status"] == "published" {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok(response::json(status, &version))
+}
+
+pub(crate) async fn approve(
+    state: &State,
+    origin: Origin<'_>,
+    parts: &http::request::Parts,
+    request: Incoming,
+    (name, id): (&str, &str),
+) -> Result<Response<Body>, Error> {
+    let (name, version_id, _) = own_version(state, origin, name, id).await?;
+    let comment = comment(parts, request).await?;
+    let command = Command::Approve {
+        version_id,
+        name,
+        comment,
+    };
+    answer(commands::submit(state, origin, command).await?)
+}
+
+pub(crate) async fn reject(
+    state: &State,
+    origin: Origin<'_>,
+    parts: &http::request::Parts,
+    request: Incoming,
+    (name, id): (&str, &str),
+) -> Result<Response<Body>, Error> {
+    let (name, version_id, _) = own_version(state, origin, name, id).await?;
+    let comment = comment(parts, request).await?;
+    let command = Command::Reject {
+        version_id,
+        name,
+        comment,
+    };
+    answer(commands::submit(state, origin, command).await?)
+}
+
+pub(crate) async fn withdraw(
+    state: &State,
+    origin: Origin<'_>,
+    name: &str,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let (name, version_id, version) = own_version(state, origin, name, id).await?;
+    let seen = VersionStatus::parse(&version.status)
+        .ok_or_else(|| Error::Internal(format!("version status {:?}", version.status)))?;
+    let command = Command::Withdraw {
+        version_id,
+        name,
+        seen,
+    };
+    answer(commands::submit(state, origin, command).await?)
+}
+
+/// The optional `{comment}` of a decision.
+async fn comment(parts: &http::request::Parts, request: Incoming) -> Result<Option<String>, Error> {
+    let decision: Decision = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if decision
+        .comment
+        .as_ref()
+        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
+    {
+        return Err(Error::validation(
+            crate::error::Location::Body,
+            "/comment",
+            format!("must be at most {MAX_COMMENT_CHARS} characters"),
+        ));
+    }
+    Ok(decision.comment)
+}
+
+fn answer(version: Value) -> Result<Response<Body>, Error> {
+    Ok(response::json(StatusCode::OK, &version))
+}

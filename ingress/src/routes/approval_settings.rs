@@ -1,0 +1,66 @@
+//! `GET /approval-settings` and `PUT /approval-settings` (not shown in SPEC; README "Approval
+//! settings"): whether publishing needs another administrator's approval, for which kinds, and
+//! four-eyes. Admins only (`approvals:configure`). The write goes through the apps stage like
+//! every other change.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use serde::Deserialize;
+use service::http::{Body, response};
+use topics::apps::{ApprovalSettings, Command};
+
+use crate::auth::Principal;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Location};
+use crate::state::State;
+
+/// The kinds a tenant can require approvals for.
+const KINDS: [&str; 5] = ["workflow", "rule", "rule_set", "collection_flow", "app"];
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Settings {
+    required: bool,
+    #[serde(default)]
+    required_for: Option<Vec<String>>,
+    #[serde(default = "four_eyes_default")]
+    four_eyes: bool,
+}
+
+fn four_eyes_default() -> bool {
+    true
+}
+
+pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+    let tenant = readers::Tenant::new(principal.tenant);
+    let settings = readers::approval_settings::get(&state.pool, tenant).await?;
+    Ok(response::json(StatusCode::OK, &settings))
+}
+
+pub(crate) async fn put(
+    state: &State,
+    origin: Origin<'_>,
+    parts: &http::request::Parts,
+    request: Incoming,
+) -> Result<Response<Body>, Error> {
+    let settings: Settings = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if let Some(kinds) = &settings.required_for {
+        for (i, kind) in kinds.iter().enumerate() {
+            if !KINDS.contains(&kind.as_str()) || kinds[..i].contains(kind) {
+                return Err(Error::validation(
+                    Location::Body,
+                    format!("/requiredFor/{i}"),
+                    "must be one of workflow, rule, rule_set, collection_flow, app, each once",
+                ));
+            }
+        }
+    }
+    let command = Command::SetApprovalSettings(ApprovalSettings {
+        required: settings.required,
+        required_for: settings.required_for,
+        four_eyes: settings.four_eyes,
+    });
+    let stored = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::OK, &stored))
+}

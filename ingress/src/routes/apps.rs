@@ -1,0 +1,71 @@
+//! The catalogue reads (SPEC §4.7): `GET /apps` (one entry per app name the tenant sees, with
+//! its install), `GET /apps/:name` (the entry with every version), `GET /apps/:name/versions`
+//! (newest first, manifests unfolded) and `GET /apps/:name/usage`. A name the tenant sees no
+//! version of answers 404, whoever else has it.
+
+use http::{Response, StatusCode};
+use readers::apps::{Viewer, catalogue, versions};
+use serde_json::json;
+use service::http::{Body, response};
+
+use crate::auth::{Permission, Principal};
+use crate::error::Error;
+use crate::path;
+use crate::state::State;
+
+/// What the caller sees: its tenant's versions, `uploaded` ones only with `apps:publish`.
+pub(crate) fn viewer(principal: &Principal) -> Viewer {
+    Viewer {
+        tenant: readers::Tenant::new(principal.tenant),
+        sees_uploaded: principal.has(Permission::AppsPublish),
+    }
+}
+
+pub(crate) async fn list(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let items = catalogue::list(&mut connection, viewer(principal)).await?;
+    Ok(response::json(StatusCode::OK, &json!({ "items": items })))
+}
+
+pub(crate) async fn get(
+    state: &State,
+    principal: &Principal,
+    name: &str,
+) -> Result<Response<Body>, Error> {
+    let name = path::app_name(name)?;
+    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let entry = catalogue::get(&mut connection, viewer(principal), name)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(StatusCode::OK, &entry))
+}
+
+pub(crate) async fn versions(
+    state: &State,
+    principal: &Principal,
+    name: &str,
+) -> Result<Response<Body>, Error> {
+    let name = path::app_name(name)?;
+    let items = versions::of_app(&state.pool, viewer(principal), name).await?;
+    if items.is_empty() {
+        return Err(Error::NotFound);
+    }
+    Ok(response::json(StatusCode::OK, &json!({ "items": items })))
+}
+
+/// Published workflows and rules that call the app, with the actions they call. Definitions
+/// arrive with workflow runs (issue 10); until then no definition calls any app, so the list
+/// is empty for every app the tenant sees.
+pub(crate) async fn usage(
+    state: &State,
+    principal: &Principal,
+    name: &str,
+) -> Result<Response<Body>, Error> {
+    let name = path::app_name(name)?;
+    let seen = versions::of_app(&state.pool, viewer(principal), name).await?;
+    if seen.is_empty() {
+        return Err(Error::NotFound);
+    }
+    let items: [serde_json::Value; 0] = [];
+    Ok(response::json(StatusCode::OK, &json!({ "items": items })))
+}

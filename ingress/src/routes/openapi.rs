@@ -1,0 +1,55 @@
+//! `GET /openapi.json`: the API's OpenAPI 3.1 document (`schema/openapi.json`), as shipped.
+//! A test holds it to the router: its paths and methods are exactly the routes served.
+
+use bytes::Bytes;
+use http::StatusCode;
+use service::http::{Body, response};
+
+pub(crate) fn document() -> http::Response<Body> {
+    response::json_bytes(
+        StatusCode::OK,
+        Bytes::from_static(schema::OPENAPI.as_bytes()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use service::http::Route;
+
+    use crate::public::PublicRoute;
+
+    #[test]
+    fn the_document_describes_exactly_the_public_routes() {
+        let document: serde_json::Value =
+            serde_json::from_str(schema::OPENAPI).expect("openapi.json is JSON");
+        assert_eq!(document["openapi"], "3.1.0");
+        assert_eq!(document["info"]["version"], "0.0.0", "SPEC §9");
+        let mut described = BTreeSet::new();
+        for (path, item) in document["paths"].as_object().expect("paths") {
+            for method in item.as_object().expect("path item").keys() {
+                described.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+        let served: BTreeSet<(String, String)> = PublicRoute::ALL
+            .iter()
+            .map(|route| (route.method().to_string(), route.pattern().to_owned()))
+            .collect();
+        assert_eq!(described, served);
+    }
+
+    #[test]
+    fn every_reference_resolves() {
+        let document: serde_json::Value =
+            serde_json::from_str(schema::OPENAPI).expect("openapi.json is JSON");
+        let text = schema::OPENAPI;
+        for piece in text.split("\"$ref\": \"#/").skip(1) {
+            let pointer = format!("/{}", &piece[..piece.find('"').expect("closing quote")]);
+            assert!(
+                document.pointer(&pointer).is_some(),
+                "{pointer} does not resolve"
+            );
+        }
+    }
+}
