@@ -5,6 +5,7 @@
 //! through `./stack run ingress`.
 
 mod access_log;
+mod apps;
 mod auth;
 mod envelope;
 mod health;

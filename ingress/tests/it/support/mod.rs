@@ -1,8 +1,10 @@
 //! Shared test support: the stack's environment, tokens, an HTTP client, extra instances, and
 //! the tenant-isolation assertion later issues reuse.
 
+pub mod apps;
 pub mod instance;
 pub mod isolation;
+pub mod modules;
 
 use ingress::Kind;
 use ingress::Role;
