@@ -3,7 +3,8 @@
 use schema::module::Sha256;
 use uuid::Uuid;
 
-use crate::support::{StackUrls, admin, assert_envelope, client, stack};
+use crate::support::instance::Instance;
+use crate::support::{StackUrls, admin, assert_envelope, client, database, stack};
 
 async fn put_module(bytes: &[u8]) -> Sha256 {
     let sha = Sha256::of(bytes);
@@ -21,10 +22,53 @@ async fn put_module(bytes: &[u8]) -> Sha256 {
     sha
 }
 
+/// Records a version of the module in `status`.
+async fn record_version(sha: &Sha256, status: &str) {
+    let pool = database().await;
+    sqlx::query(
+        "INSERT INTO app_versions (id, tenant_id, name, version, sha256, size_bytes, manifest, \
+         status, uploaded_by, uploaded_at) \
+         VALUES ($1, $2, 'fixture', '1.0.0', $3, 8, '{}', $4, 'test', now())",
+    )
+    .bind(Uuid::new_v4())
+    .bind(Uuid::new_v4())
+    .bind(sha.as_str())
+    .bind(status)
+    .execute(&pool)
+    .await
+    .expect("version recorded");
+}
+
+#[tokio::test]
+async fn only_published_modules_that_are_not_blocked_are_served() {
+    let bytes = format!("\0asm\x01\0\0\0 gated {}", Uuid::new_v4()).into_bytes();
+    let sha = put_module(&bytes).await;
+    let path = format!("/internal/app-modules/{sha}");
+    let fetch = |url: String| async move {
+        client()
+            .get(url)
+            .bearer_auth(stack().var("APP_RUNNER_TOKEN"))
+            .send()
+            .await
+            .expect("fetch")
+    };
+    let stored_only = fetch(stack().internal(&path)).await;
+    assert_envelope(stored_only, 404, "not_found").await;
+    record_version(&sha, "uploaded").await;
+    let uploaded = fetch(stack().internal(&path)).await;
+    assert_envelope(uploaded, 404, "not_found").await;
+    record_version(&sha, "published").await;
+    assert_eq!(fetch(stack().internal(&path)).await.status(), 200);
+    let blocking = Instance::start(&[("APP_BLOCKED_SHA256", sha.as_str())]).await;
+    let blocked = fetch(blocking.internal_url(&path)).await;
+    assert_envelope(blocked, 404, "not_found").await;
+}
+
 #[tokio::test]
 async fn the_runner_fetches_a_module_with_its_bearer() {
     let bytes = format!("\0asm\x01\0\0\0 module {}", Uuid::new_v4()).into_bytes();
     let sha = put_module(&bytes).await;
+    record_version(&sha, "published").await;
     let url = stack().internal(&format!("/internal/app-modules/{sha}"));
     let http = client();
 

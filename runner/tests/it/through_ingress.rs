@@ -43,6 +43,27 @@ fn put_module(sha256: &str, bytes: &[u8]) {
     );
 }
 
+/// Records a published version of the module, so ingress serves it (it serves only modules
+/// some version publishes or some install runs).
+fn publish(sha: &str, size: usize) {
+    let sql = format!(
+        "INSERT INTO app_versions (id, tenant_id, name, version, sha256, size_bytes, manifest, \
+         status, uploaded_by, uploaded_at, published_at) VALUES (gen_random_uuid(), \
+         gen_random_uuid(), 'fixture', '1.0.0', '{sha}', {size}, '{{}}', 'published', 'test', \
+         now(), now())"
+    );
+    let output = Command::new("psql")
+        .arg(stack().var("DATABASE_URL"))
+        .args(["-qAtc", &sql])
+        .output()
+        .expect("psql runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 async fn invoke(runner: &Runner, token: &str, module: &str) -> (u16, Value) {
     let response = reqwest::Client::new()
         .post(runner.url("/v1/invoke"))
@@ -75,6 +96,7 @@ async fn a_stored_module_is_fetched_through_ingress_and_run() {
     let bytes = Fixture::answering(&answer).bytes();
     let sha = sha256_hex(&bytes);
     put_module(&sha, &bytes);
+    publish(&sha, bytes.len());
     let runner = Runner::start(
         stack().var("API_INTERNAL_URL"),
         &[("APP_RUNNER_TOKEN", token.as_str())],

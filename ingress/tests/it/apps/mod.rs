@@ -2,6 +2,7 @@
 //! broker, database, object store and runner.
 
 mod availability;
+mod canary;
 mod installs;
 mod isolation;
 mod lifecycle;

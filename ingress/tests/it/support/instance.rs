@@ -32,6 +32,11 @@ impl Instance {
         self.process.url("public", path)
     }
 
+    /// A URL of the internal listener.
+    pub fn internal_url(&self, path: &str) -> String {
+        self.process.url("internal", path)
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
         self.process.terminate()

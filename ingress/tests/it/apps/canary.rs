@@ -1,0 +1,119 @@
+//! A secret's value never leaves the seal: stored, installed with, and used by a test call, a
+//! canary value is then searched for in every answer, the services' logs, the broker's log
+//! (tansu keeps it in its own Postgres database) and a dump of the platform's database:
+//! found 0 times. And a ciphertext moved onto another app's row does not open.
+
+use std::process::Command;
+
+use reqwest::Method;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::support::apps::Tenant;
+use crate::support::modules::scoring;
+use crate::support::{database, repo_root, stack};
+
+fn dump(database_url: &str) -> String {
+    let output = Command::new("/usr/lib/postgresql/15/bin/pg_dump")
+        .args(["--data-only", "--no-owner", database_url])
+        .output()
+        .expect("pg_dump runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn a_canary_secret_is_found_nowhere() {
+    let canary = format!("canary{}", Uuid::new_v4().simple());
+    let tenant = Tenant::new();
+    let version = tenant.published(scoring("canary-kyc", "1.0.0")).await;
+    let mut answers = Vec::new();
+    answers.push(tenant.store_secret("canary-kyc", "API_KEY", &canary).await);
+    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
+    answers.push(tenant.install("canary-kyc", install).await);
+    let call = json!({"action": "check", "input": {"name": "Ada"}});
+    answers.push(
+        tenant
+            .call(Method::POST, "/apps/canary-kyc/test", Some(call))
+            .await,
+    );
+    answers.push(tenant.call(Method::GET, "/apps/canary-kyc", None).await);
+    answers.push(tenant.call(Method::GET, "/apps", None).await);
+    for (status, body) in &answers {
+        assert!(*status < 300, "{status} {body}");
+        assert!(
+            !body.to_string().contains(&canary),
+            "an answer holds the secret: {body}"
+        );
+    }
+    // Replace the value, so the old one has travelled twice.
+    answers.push(
+        tenant
+            .store_secret("canary-kyc", "API_KEY", &format!("{canary}-2"))
+            .await,
+    );
+
+    let database_url = stack().var("DATABASE_URL");
+    assert!(
+        !dump(database_url).contains(&canary),
+        "the database holds the secret"
+    );
+    let (server, _) = database_url.rsplit_once('/').expect("a database name");
+    let broker = format!("{server}/tansu");
+    assert!(!dump(&broker).contains(&canary), "a topic holds the secret");
+    let logs = repo_root().join(".stack/logs");
+    for service in ["ingress", "pipeline", "runner"] {
+        let path = logs.join(format!("{service}.log"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            !text.contains(&canary),
+            "{} holds the secret",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_ciphertext_moved_to_another_app_does_not_open() {
+    let tenant = Tenant::new();
+    let first = tenant.published(scoring("sealed-a", "1.0.0")).await;
+    let second = tenant.published(scoring("sealed-b", "1.0.0")).await;
+    for (name, version) in [("sealed-a", &first), ("sealed-b", &second)] {
+        let body = json!({"versionId": version["id"], "enabled": false, "config": {"baseUrl": "http://127.0.0.1:9"}});
+        assert_eq!(tenant.install(name, body).await.0, 200);
+    }
+    assert_eq!(
+        tenant
+            .store_secret("sealed-a", "API_KEY", "for-a-only")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        tenant.store_secret("sealed-b", "API_KEY", "for-b").await.0,
+        200
+    );
+    let pool = database().await;
+    sqlx::query(
+        "UPDATE app_secrets b SET key_id = a.key_id, nonce = a.nonce, ciphertext = a.ciphertext \
+         FROM app_secrets a WHERE a.tenant_id = $1 AND a.app_name = 'sealed-a' \
+         AND b.tenant_id = $1 AND b.app_name = 'sealed-b' AND a.name = b.name",
+    )
+    .bind(tenant.id)
+    .execute(&pool)
+    .await
+    .expect("moved");
+    let call = json!({"action": "check", "input": {"name": "Ada"}});
+    let (status, refused) = tenant
+        .call(Method::POST, "/apps/sealed-b/test", Some(call.clone()))
+        .await;
+    assert_eq!(status, 500, "a moved ciphertext must not open: {refused}");
+    let (status, _) = tenant
+        .call(Method::POST, "/apps/sealed-a/test", Some(call))
+        .await;
+    assert_eq!(status, 200, "the original row still opens");
+}
