@@ -3,6 +3,7 @@
 
 mod availability;
 mod canary;
+mod deployment;
 mod installs;
 mod isolation;
 mod lifecycle;
