@@ -20,6 +20,7 @@ use crate::commands::Origin;
 use crate::error::{AuthFailure, Error};
 use crate::rate_limit::{Caller, Decision};
 use crate::routes;
+use crate::routes::app_versions::Verdict;
 use crate::state::State;
 
 /// Every route of the public listener.
@@ -358,11 +359,12 @@ async fn authorised(
         ApiRoute::ListAppVersions => routes::apps::versions(state, principal, name).await,
         ApiRoute::AppUsage => routes::apps::usage(state, principal, name).await,
         ApiRoute::PublishVersion => routes::app_versions::publish(state, origin, name, id).await,
-        ApiRoute::ApproveVersion => {
-            routes::app_versions::approve(state, origin, &parts, body, (name, id)).await
-        }
-        ApiRoute::RejectVersion => {
-            routes::app_versions::reject(state, origin, &parts, body, (name, id)).await
+        ApiRoute::ApproveVersion | ApiRoute::RejectVersion => {
+            let verdict = match route {
+                ApiRoute::ApproveVersion => Verdict::Approve,
+                _ => Verdict::Reject,
+            };
+            routes::app_versions::decide(state, origin, (&parts, body), (name, id), verdict).await
         }
         ApiRoute::WithdrawVersion => routes::app_versions::withdraw(state, origin, name, id).await,
         ApiRoute::PutInstall => routes::app_install::put(state, origin, &parts, body, name).await,

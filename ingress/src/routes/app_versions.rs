@@ -67,36 +67,34 @@ pub(crate) async fn publish(
     Ok(response::json(status, &version))
 }
 
-pub(crate) async fn approve(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-    (name, id): (&str, &str),
-) -> Result<Response<Body>, Error> {
-    let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let comment = comment(parts, request).await?;
-    let command = Command::Approve {
-        version_id,
-        name,
-        comment,
-    };
-    answer(commands::submit(state, origin, command).await?)
+/// How a publish request is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Approve,
+    Reject,
 }
 
-pub(crate) async fn reject(
+/// `approve` or `reject`, with the optional `{comment}`.
+pub(crate) async fn decide(
     state: &State,
     origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
+    (parts, request): (&http::request::Parts, Incoming),
     (name, id): (&str, &str),
+    verdict: Verdict,
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
     let comment = comment(parts, request).await?;
-    let command = Command::Reject {
-        version_id,
-        name,
-        comment,
+    let command = match verdict {
+        Verdict::Approve => Command::Approve {
+            version_id,
+            name,
+            comment,
+        },
+        Verdict::Reject => Command::Reject {
+            version_id,
+            name,
+            comment,
+        },
     };
     answer(commands::submit(state, origin, command).await?)
 }
