@@ -22,6 +22,7 @@ mod query;
 mod rate_limit;
 mod read_cache;
 mod read_cache_listener;
+mod reconnecting;
 mod replies;
 mod routes;
 mod serve;

@@ -3,48 +3,20 @@
 //! listening connection is down.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use backon::{BackoffBuilder, ExponentialBuilder};
 use service::shutdown::CancellationToken;
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use uuid::Uuid;
 
 use crate::read_cache::ReadCache;
+use crate::reconnecting;
 
-/// Runs until `stop`: connect, LISTEN, apply notifications; on any failure mark the cache
+/// Runs until `stop`: connect, LISTEN, apply notifications; after any session mark the cache
 /// untrusted and reconnect with backoff.
 pub(crate) async fn run(pool: PgPool, cache: Arc<ReadCache>, stop: CancellationToken) {
-    let mut backoff = reconnect_backoff();
-    loop {
-        let session = tokio::select! {
-            () = stop.cancelled() => return,
-            session = listen(&pool, &cache) => session,
-        };
-        cache.set_listening(false);
-        match session {
-            Ok(()) => {
-                tracing::warn!("read cache listener lost its connection; reconnecting");
-                backoff = reconnect_backoff();
-            }
-            Err(error) => tracing::warn!(%error, "read cache listener failed; reconnecting"),
-        }
-        let pause = backoff.next().unwrap_or(Duration::from_secs(5));
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(pause) => {}
-        }
-    }
-}
-
-fn reconnect_backoff() -> impl Iterator<Item = Duration> {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::from_millis(100))
-        .with_max_delay(Duration::from_secs(5))
-        .with_jitter()
-        .without_max_times()
-        .build()
+    let session = || listen(&pool, &cache);
+    reconnecting::run("read cache", stop, session, || cache.set_listening(false)).await;
 }
 
 /// One listening session: returns `Ok` when the connection was lost, `Err` when it failed.

@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use backon::{BackoffBuilder, ExponentialBuilder};
 use futures::StreamExt;
 use service::shutdown::CancellationToken;
 use tokio::sync::oneshot;
 use topics::Reply;
 use uuid::Uuid;
+
+use crate::reconnecting;
 
 /// The routes waiting for replies, by command id.
 #[derive(Debug, Default)]
@@ -71,28 +71,11 @@ impl Replies {
     }
 }
 
-/// Listens until `stop`: subscribe to `reply:*`, deliver each message; reconnect with backoff
-/// whenever the subscription breaks.
+/// Listens until `stop`: subscribe to `reply:*`, deliver each message; resubscribe with
+/// backoff whenever the subscription breaks.
 pub(crate) async fn listen(replies: Arc<Replies>, redis: redis::Client, stop: CancellationToken) {
-    let mut backoff = reconnect_backoff();
-    loop {
-        let session = tokio::select! {
-            () = stop.cancelled() => return,
-            session = subscribed(&replies, &redis) => session,
-        };
-        match session {
-            Ok(()) => {
-                tracing::warn!("reply subscription lost; resubscribing");
-                backoff = reconnect_backoff();
-            }
-            Err(error) => tracing::warn!(%error, "reply subscription failed; retrying"),
-        }
-        let pause = backoff.next().unwrap_or(Duration::from_secs(5));
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(pause) => {}
-        }
-    }
+    let session = || subscribed(&replies, &redis);
+    reconnecting::run("reply subscription", stop, session, || {}).await;
 }
 
 async fn subscribed(replies: &Replies, redis: &redis::Client) -> redis::RedisResult<()> {
@@ -106,15 +89,6 @@ async fn subscribed(replies: &Replies, redis: &redis::Client) -> redis::RedisRes
         replies.deliver(message.get_channel_name(), message.get_payload_bytes());
     }
     Ok(())
-}
-
-fn reconnect_backoff() -> impl Iterator<Item = Duration> {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::from_millis(100))
-        .with_max_delay(Duration::from_secs(5))
-        .with_jitter()
-        .without_max_times()
-        .build()
 }
 
 #[cfg(test)]

@@ -8,9 +8,8 @@ use topics::apps::{Command, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::version_row;
+use super::version_row::{self, Audited};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
 
 /// How a request is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,25 +74,16 @@ pub(super) async fn apply(
     .bind(comment)
     .execute(&mut **tx)
     .await?;
-    let mut payload = version_row::audit_payload(name, &row.version, version_id);
-    payload["requestId"] = json!(request_id);
-    payload["decision"] = json!(decision.as_str());
-    let decided = AuditEvent {
-        action: "app.approval.decided",
-        subject_type: "app_version",
-        subject_id: version_id.to_string(),
-        payload,
+    let audited = Audited {
+        name,
+        version: &row.version,
+        id: version_id,
     };
-    audit::record(tx, command, decided).await?;
+    let extra = json!({ "requestId": request_id, "decision": decision.as_str() });
+    version_row::record(tx, command, "app.approval.decided", audited, extra).await?;
     if decision == Decision::Approved {
         version_row::set_status(tx, version_id, VersionStatus::Published).await?;
-        let published = AuditEvent {
-            action: "app.published",
-            subject_type: "app_version",
-            subject_id: version_id.to_string(),
-            payload: version_row::audit_payload(name, &row.version, version_id),
-        };
-        audit::record(tx, command, published).await?;
+        version_row::record(tx, command, "app.published", audited, json!({})).await?;
     }
     version_row::answer(tx, Some(tenant), name, version_id).await
 }

@@ -2,14 +2,14 @@
 //! tenant), or publishes again one a previous release withdrew; `RetirePlatform` withdraws one
 //! the release no longer carries. Both are idempotent, as the API sends them at every start.
 
+use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::apps::{Command, Module, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::version_row;
+use super::version_row::{self, Audited};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
 
 pub(super) async fn release(
     tx: &mut Transaction<'_, Postgres>,
@@ -44,7 +44,12 @@ pub(super) async fn release(
             .bind(&command.principal.id)
             .execute(&mut **tx)
             .await?;
-            published(tx, command, name, version, version_id).await?;
+            let audited = Audited {
+                name,
+                version,
+                id: version_id,
+            };
+            version_row::record(tx, command, "app.published", audited, json!({})).await?;
             version_id
         }
         Some(id) => {
@@ -60,7 +65,8 @@ pub(super) async fn release(
             }
             if row.status != VersionStatus::Published {
                 version_row::set_status(tx, id, VersionStatus::Published).await?;
-                published(tx, command, name, version, id).await?;
+                let audited = Audited { name, version, id };
+                version_row::record(tx, command, "app.published", audited, json!({})).await?;
             }
             id
         }
@@ -82,29 +88,12 @@ pub(super) async fn retire(
     };
     if row.status == VersionStatus::Published {
         version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
-        let event = AuditEvent {
-            action: "app.withdrawn",
-            subject_type: "app_version",
-            subject_id: version_id.to_string(),
-            payload: version_row::audit_payload(name, &row.version, version_id),
+        let audited = Audited {
+            name,
+            version: &row.version,
+            id: version_id,
         };
-        audit::record(tx, command, event).await?;
+        version_row::record(tx, command, "app.withdrawn", audited, json!({})).await?;
     }
     version_row::answer(tx, None, name, version_id).await
-}
-
-async fn published(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    name: &str,
-    version: &str,
-    id: Uuid,
-) -> Result<(), Error> {
-    let event = AuditEvent {
-        action: "app.published",
-        subject_type: "app_version",
-        subject_id: id.to_string(),
-        payload: version_row::audit_payload(name, version, id),
-    };
-    audit::record(tx, command, event).await
 }

@@ -2,14 +2,14 @@
 //! approval settings require app approvals, an approval request opens and it stays `uploaded`
 //! (the route answers 202). A version with an open request is a `conflict`.
 
+use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::apps::{Command, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::version_row;
+use super::version_row::{self, Audited};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
 
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
@@ -43,8 +43,12 @@ pub(super) async fn apply(
         ));
     }
     let settings = readers::approval_settings::get(&mut **tx, readers::Tenant::new(tenant)).await?;
-    let payload = version_row::audit_payload(name, &row.version, version_id);
-    let event = if settings.apps_need_approval() {
+    let audited = Audited {
+        name,
+        version: &row.version,
+        id: version_id,
+    };
+    if settings.apps_need_approval() {
         let request_id = Uuid::now_v7();
         sqlx::query(
             "INSERT INTO app_approval_requests (id, tenant_id, version_id, app_name, requested_by, \
@@ -58,23 +62,11 @@ pub(super) async fn apply(
         .bind(&command.principal.name)
         .execute(&mut **tx)
         .await?;
-        let mut payload = payload;
-        payload["requestId"] = request_id.to_string().into();
-        AuditEvent {
-            action: "app.approval.requested",
-            subject_type: "app_version",
-            subject_id: version_id.to_string(),
-            payload,
-        }
+        let extra = json!({ "requestId": request_id });
+        version_row::record(tx, command, "app.approval.requested", audited, extra).await?;
     } else {
         version_row::set_status(tx, version_id, VersionStatus::Published).await?;
-        AuditEvent {
-            action: "app.published",
-            subject_type: "app_version",
-            subject_id: version_id.to_string(),
-            payload,
-        }
-    };
-    audit::record(tx, command, event).await?;
+        version_row::record(tx, command, "app.published", audited, json!({})).await?;
+    }
     version_row::answer(tx, Some(tenant), name, version_id).await
 }

@@ -1,14 +1,14 @@
 //! `Upload`: a tenant's new version, `uploaded` (SPEC §3.1 first row). One version per tenant,
 //! name and version number: a second is a `conflict`.
 
+use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::apps::{Command, Module};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::version_row;
+use super::version_row::{self, Audited};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
 
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
@@ -43,14 +43,12 @@ pub(super) async fn apply(
             format!("Version {version} of {name} was already uploaded."),
         ));
     }
-    let mut payload = version_row::audit_payload(name, version, version_id);
-    payload["sha256"] = module.sha256.clone().into();
-    let event = AuditEvent {
-        action: "app.uploaded",
-        subject_type: "app_version",
-        subject_id: version_id.to_string(),
-        payload,
+    let audited = Audited {
+        name,
+        version,
+        id: version_id,
     };
-    audit::record(tx, command, event).await?;
+    let extra = json!({ "sha256": module.sha256 });
+    version_row::record(tx, command, "app.uploaded", audited, extra).await?;
     version_row::answer(tx, Some(tenant), name, version_id).await
 }

@@ -1,13 +1,14 @@
 //! The version row a transition changes, locked for the transaction, and the version as the
 //! transition answers it.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::Outcome;
-use topics::apps::VersionStatus;
+use topics::apps::{Command, VersionStatus};
+use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
 use crate::Error;
+use crate::audit::{self, AuditEvent};
 
 /// A version being changed.
 #[derive(Debug)]
@@ -90,7 +91,32 @@ pub(super) async fn answer(
     }
 }
 
-/// The audit payload naming a version.
-pub(super) fn audit_payload(name: &str, version: &str, id: Uuid) -> Value {
-    serde_json::json!({ "app": name, "version": version, "versionId": id })
+/// The version an audit row is about.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Audited<'a> {
+    pub(super) name: &'a str,
+    pub(super) version: &'a str,
+    pub(super) id: Uuid,
+}
+
+/// Records `action` on the version, its payload naming it, plus the fields of `extra`.
+pub(super) async fn record(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    action: &'static str,
+    version: Audited<'_>,
+    extra: Value,
+) -> Result<(), Error> {
+    let mut payload =
+        json!({ "app": version.name, "version": version.version, "versionId": version.id });
+    if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
+        payload.extend(extra);
+    }
+    let event = AuditEvent {
+        action,
+        subject_type: "app_version",
+        subject_id: version.id.to_string(),
+        payload,
+    };
+    audit::record(tx, command, event).await
 }

@@ -3,14 +3,14 @@
 //! status the API saw: if another transition applied in between (an approval racing this
 //! withdraw), this one is a `conflict`, so the race has one winner.
 
+use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::apps::{Command, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::version_row;
+use super::version_row::{self, Audited};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
 
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
@@ -42,12 +42,11 @@ pub(super) async fn apply(
         ));
     }
     version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
-    let event = AuditEvent {
-        action: "app.withdrawn",
-        subject_type: "app_version",
-        subject_id: version_id.to_string(),
-        payload: version_row::audit_payload(name, &row.version, version_id),
+    let audited = Audited {
+        name,
+        version: &row.version,
+        id: version_id,
     };
-    audit::record(tx, command, event).await?;
+    version_row::record(tx, command, "app.withdrawn", audited, json!({})).await?;
     version_row::answer(tx, Some(tenant), name, version_id).await
 }
