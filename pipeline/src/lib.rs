@@ -6,7 +6,7 @@
 //! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
-//! stage machinery, run against the real broker and database.
+//! stage machinery and the installs stage, run against the real broker and database.
 
 mod audit;
 mod config;
@@ -25,3 +25,4 @@ pub use error::Error;
 pub use replies::Replies;
 pub use serve::main;
 pub use stage::{Stage, StageHandler};
+pub use stages::installs::InstallsStage;

@@ -13,15 +13,28 @@ use crate::{Error, Topic};
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Creates each topic of `topics` that the broker does not have. Existing topics are left as
-/// they are (their partition count is not changed).
+/// they are: a partition count other than the catalogue's is logged, not changed (Kafka cannot
+/// take partitions away, and adding some moves keys to other partitions).
 pub async fn ensure_topics(brokers: &str, topics: &[Topic]) -> Result<(), Error> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", brokers)
         .create()?;
     let existing = existing_topics(&admin)?;
+    for topic in topics {
+        if let Some((_, partitions)) = existing.iter().find(|(name, _)| name == topic.name)
+            && *partitions != topic.partitions
+        {
+            tracing::warn!(
+                topic = topic.name,
+                partitions,
+                catalogue = topic.partitions,
+                "the topic's partition count differs from the catalogue's; kept as it is"
+            );
+        }
+    }
     let missing: Vec<NewTopic<'_>> = topics
         .iter()
-        .filter(|t| !existing.iter().any(|name| name == t.name))
+        .filter(|t| !existing.iter().any(|(name, _)| name == t.name))
         .map(|t| NewTopic::new(t.name, t.partitions, TopicReplication::Fixed(1)))
         .collect();
     if missing.is_empty() {
@@ -43,14 +56,15 @@ pub async fn ensure_topics(brokers: &str, topics: &[Topic]) -> Result<(), Error>
     Ok(())
 }
 
-/// Runs at start-up only, so the short blocking metadata call is acceptable here.
-fn existing_topics(admin: &AdminClient<DefaultClientContext>) -> Result<Vec<String>, Error> {
+/// The broker's topics with their partition counts. Runs at start-up only, so the short
+/// blocking metadata call is acceptable here.
+fn existing_topics(admin: &AdminClient<DefaultClientContext>) -> Result<Vec<(String, i32)>, Error> {
     let metadata = admin
         .inner()
         .fetch_metadata(None, Timeout::After(ADMIN_TIMEOUT))?;
     Ok(metadata
         .topics()
         .iter()
-        .map(|t| t.name().to_owned())
+        .map(|t| (t.name().to_owned(), t.partitions().len() as i32))
         .collect())
 }

@@ -1,5 +1,11 @@
 //! Every topic of the platform: its name, partition count and how messages are keyed. The key
 //! decides the partition, and one partition has one consumer, so each key has a single writer.
+//!
+//! A partition is the unit of concurrency (the consumer runs one lane per partition), and also
+//! what an idle consumer costs: tansu answers each fetch with a pass over every assigned
+//! partition (two queries of its Postgres each), every `fetch.wait.max.ms`. The admin command
+//! topics therefore have four partitions: four concurrent lanes carry 500 installs a second, and
+//! twelve cost three times as much at rest (BENCHMARKS.md, "Installs through the write path").
 
 use uuid::Uuid;
 
@@ -29,14 +35,14 @@ pub struct Topic {
 
 pub const APPS: Topic = Topic {
     name: "apps.commands",
-    partitions: 12,
+    partitions: 4,
     key: TopicKey::TenantApp,
     carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
 };
 
 pub const INSTALLS: Topic = Topic {
     name: "installs.commands",
-    partitions: 12,
+    partitions: 4,
     key: TopicKey::TenantApp,
     carries: "install, configure, uninstall, secrets, test calls",
 };

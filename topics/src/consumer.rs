@@ -1,7 +1,9 @@
 //! The consumer loop. A message's offset is stored only after its handler returned, that is
-//! after the handler's effect is committed; messages are handled one after another, so offsets
-//! advance in order per partition and a crash redelivers from the first unfinished message.
-//! Handlers must therefore be idempotent (the pipeline's inbox makes them so).
+//! after the handler's effect is committed. Each partition has its own lane, a task that handles
+//! the partition's messages one after another, so offsets advance in order per partition, a
+//! crash redelivers from the first unfinished message, and every key keeps a single writer;
+//! partitions are handled concurrently, so one slow or retrying message holds back only its own
+//! partition. Handlers must be idempotent (the pipeline's inbox makes them so).
 //!
 //! A failure says what it means for the message ([`HandleError`]): one that the message itself
 //! causes is retried a bounded number of times ([`RetryPolicy`]) and then dead-lettered, so one
@@ -10,14 +12,18 @@
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
-use rdkafka::message::{BorrowedMessage, Headers, Message as _};
+use rdkafka::message::{Headers, Message as _, OwnedMessage};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
 
 use crate::{Error, Producer, catalogue};
 
@@ -55,11 +61,11 @@ pub struct Delivery<'a> {
     pub payload: &'a [u8],
     /// Attempts so far, counting this one (1 on first delivery in this process).
     pub attempt: u32,
-    message: &'a BorrowedMessage<'a>,
+    message: &'a OwnedMessage,
 }
 
 impl<'a> Delivery<'a> {
-    fn of(message: &'a BorrowedMessage<'a>, attempt: u32) -> Self {
+    fn of(message: &'a OwnedMessage, attempt: u32) -> Self {
         Delivery {
             topic: message.topic(),
             partition: message.partition(),
@@ -193,43 +199,61 @@ impl Consumer {
         })
     }
 
-    /// Runs until `shutdown` resolves or the handler fails fatally. Offsets stored so far are
-    /// committed before returning.
-    pub async fn run<H: Handler>(
+    /// Runs until `shutdown` resolves or the handler fails fatally. On shutdown each lane finishes
+    /// the message it is handling (messages queued behind it are redelivered later); offsets
+    /// stored so far are committed before returning.
+    pub async fn run<H: Handler + 'static>(
         self,
         handler: H,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), Error> {
+        let consumer = Arc::new(self);
+        let handler = Arc::new(handler);
+        let (stop, stopped) = watch::channel(false);
+        let mut lanes: HashMap<(String, i32), mpsc::Sender<OwnedMessage>> = HashMap::new();
+        let mut running = JoinSet::new();
         tokio::pin!(shutdown);
-        let result = loop {
+        let mut result = loop {
             let message = tokio::select! {
                 () = &mut shutdown => break Ok(()),
-                received = self.inner.recv() => received,
+                Some(ended) = running.join_next() => match lane_result(ended) {
+                    Ok(()) => continue,
+                    Err(error) => break Err(error),
+                },
+                received = consumer.inner.recv() => received.map(|m| m.detach()),
             };
             let message = match message {
                 Ok(message) => message,
                 Err(error) => {
-                    tracing::warn!(topic = %self.topic, %error, "consume failed; retrying");
+                    tracing::warn!(topic = %consumer.topic, %error, "consume failed; retrying");
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     continue;
                 }
             };
-            match self
-                .handle_until_done(&handler, &message, &mut shutdown)
-                .await
-            {
-                Ok(true) => {
-                    if let Err(error) = self.inner.store_offset_from_message(&message) {
-                        // The partition was revoked meanwhile; its new owner redelivers.
-                        tracing::warn!(topic = %self.topic, %error, "offset not stored");
-                    }
-                }
-                Ok(false) => break Ok(()),
-                Err(error) => break Err(error),
-            }
+            let lane = lanes
+                .entry((message.topic().to_owned(), message.partition()))
+                .or_insert_with(|| {
+                    let (sender, queue) = mpsc::channel(LANE_QUEUE);
+                    let lane = Lane {
+                        consumer: Arc::clone(&consumer),
+                        handler: Arc::clone(&handler),
+                        stopped: stopped.clone(),
+                    };
+                    running.spawn(lane.run(queue));
+                    sender
+                });
+            // A lane that ended reports why through `running`, on the next turn.
+            let _ = lane.send(message).await;
         };
-        if let Err(error) = self.inner.commit_consumer_state(CommitMode::Sync) {
-            tracing::debug!(topic = %self.topic, %error, "final commit skipped");
+        let _ = stop.send(true);
+        drop(lanes);
+        while let Some(ended) = running.join_next().await {
+            if let Err(error) = lane_result(ended) {
+                result = result.and(Err(error));
+            }
+        }
+        if let Err(error) = consumer.inner.commit_consumer_state(CommitMode::Sync) {
+            tracing::debug!(topic = %consumer.topic, %error, "final commit skipped");
         }
         result
     }
@@ -239,8 +263,8 @@ impl Consumer {
     async fn handle_until_done<H: Handler>(
         &self,
         handler: &H,
-        message: &BorrowedMessage<'_>,
-        shutdown: &mut (impl Future<Output = ()> + Unpin),
+        message: &OwnedMessage,
+        shutdown: &mut watch::Receiver<bool>,
     ) -> Result<bool, Error> {
         let mut delays = self.retry.delays();
         let (mut attempt, mut failed) = (0, 0);
@@ -290,7 +314,7 @@ impl Consumer {
         handler: &H,
         delivery: &Delivery<'_>,
         reason: &str,
-        shutdown: &mut (impl Future<Output = ()> + Unpin),
+        shutdown: &mut watch::Receiver<bool>,
     ) -> Result<bool, Error> {
         let mut delays = self.retry.delays();
         while let Err(error) = self.park(delivery, reason).await {
@@ -356,10 +380,57 @@ impl Consumer {
     }
 }
 
+/// Messages a lane holds beyond the one it handles; a full lane holds back the receiving loop
+/// (librdkafka keeps fetching into its own bounded queue meanwhile).
+const LANE_QUEUE: usize = 64;
+
+/// The task that handles one partition's messages in order.
+struct Lane<H> {
+    consumer: Arc<Consumer>,
+    handler: Arc<H>,
+    stopped: watch::Receiver<bool>,
+}
+
+impl<H: Handler> Lane<H> {
+    async fn run(mut self, mut queue: mpsc::Receiver<OwnedMessage>) -> Result<(), Error> {
+        loop {
+            let message = tokio::select! {
+                biased;
+                _ = self.stopped.wait_for(|stopped| *stopped) => return Ok(()),
+                message = queue.recv() => match message {
+                    Some(message) => message,
+                    None => return Ok(()),
+                },
+            };
+            let consumer = &self.consumer;
+            if !consumer
+                .handle_until_done(&*self.handler, &message, &mut self.stopped)
+                .await?
+            {
+                return Ok(());
+            }
+            if let Err(error) =
+                consumer
+                    .inner
+                    .store_offset(message.topic(), message.partition(), message.offset())
+            {
+                // The partition was revoked meanwhile; its new owner redelivers.
+                tracing::warn!(topic = %consumer.topic, %error, "offset not stored");
+            }
+        }
+    }
+}
+
+fn lane_result(ended: Result<Result<(), Error>, tokio::task::JoinError>) -> Result<(), Error> {
+    ended.unwrap_or_else(|panicked| {
+        Err(Error::Fatal(format!("a partition lane failed: {panicked}")))
+    })
+}
+
 /// Waits `delay`; `false` when shutdown comes first.
-async fn pause(delay: Duration, shutdown: &mut (impl Future<Output = ()> + Unpin)) -> bool {
+async fn pause(delay: Duration, shutdown: &mut watch::Receiver<bool>) -> bool {
     tokio::select! {
-        () = &mut *shutdown => false,
+        _ = shutdown.wait_for(|stopped| *stopped) => false,
         () = tokio::time::sleep(delay) => true,
     }
 }

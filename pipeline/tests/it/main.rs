@@ -4,5 +4,6 @@
 //! the stack (`./stack up`).
 
 mod dead_letters;
+mod install_burst;
 mod redelivery;
 mod support;

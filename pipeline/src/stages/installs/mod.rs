@@ -20,7 +20,7 @@ use crate::stage::Stage;
 
 /// Applies [`Command`]s of the `installs.commands` topic.
 #[derive(Debug, Default)]
-pub(crate) struct InstallsStage;
+pub struct InstallsStage;
 
 #[async_trait]
 impl Stage for InstallsStage {
