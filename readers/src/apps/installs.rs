@@ -37,7 +37,6 @@ struct Row {
     app_name: String,
     version_id: Uuid,
     version: String,
-    publisher: Option<Uuid>,
     manifest: Value,
     enabled: bool,
     config: Value,
@@ -46,18 +45,27 @@ struct Row {
     installed_at: DateTime<Utc>,
     updated_by: String,
     updated_at: DateTime<Utc>,
+    /// The names of the secrets stored for the install.
+    stored: Vec<String>,
+    /// The published versions of the same publisher's app.
+    published: Vec<String>,
 }
 
-/// The tenant's install of `name`, when there is one.
+/// The tenant's install of `name`, when there is one, in one round trip (the stage answers
+/// every install command with it).
 pub async fn get(
     connection: &mut PgConnection,
     tenant: Tenant,
     name: &str,
 ) -> Result<Option<Install>, Error> {
     let row: Option<Row> = sqlx::query_as(
-        "SELECT i.app_name, i.version_id, v.version, v.tenant_id AS publisher, v.manifest, \
+        "SELECT i.app_name, i.version_id, v.version, v.manifest, \
          i.enabled, i.config, i.approved_hosts, i.installed_by, i.installed_at, i.updated_by, \
-         i.updated_at \
+         i.updated_at, \
+         ARRAY(SELECT s.name FROM app_secrets s \
+               WHERE s.tenant_id = i.tenant_id AND s.app_name = i.app_name) AS stored, \
+         ARRAY(SELECT p.version FROM app_versions p WHERE p.tenant_id IS NOT DISTINCT FROM \
+               v.tenant_id AND p.name = v.name AND p.status = 'published') AS published \
          FROM app_installs i JOIN app_versions v ON v.id = i.version_id \
          WHERE i.tenant_id = $1 AND i.app_name = $2",
     )
@@ -68,10 +76,9 @@ pub async fn get(
     let Some(row) = row else {
         return Ok(None);
     };
-    let stored = stored_secrets(&mut *connection, tenant, name).await?;
-    let missing_secrets = missing(&row.manifest, &stored);
-    let published = published_versions(&mut *connection, row.publisher, name).await?;
-    let update_available = published
+    let missing_secrets = missing(&row.manifest, &row.stored);
+    let update_available = row
+        .published
         .iter()
         .any(|v| newest_first(v, &row.version).is_lt());
     Ok(Some(Install {
@@ -88,21 +95,6 @@ pub async fn get(
         updated_by: row.updated_by,
         updated_at: row.updated_at,
     }))
-}
-
-/// The names of the secrets the tenant stored for `name`.
-pub async fn stored_secrets(
-    executor: impl PgExecutor<'_>,
-    tenant: Tenant,
-    name: &str,
-) -> Result<Vec<String>, Error> {
-    Ok(sqlx::query_scalar(
-        "SELECT name FROM app_secrets WHERE tenant_id = $1 AND app_name = $2 ORDER BY name",
-    )
-    .bind(tenant.id())
-    .bind(name)
-    .fetch_all(executor)
-    .await?)
 }
 
 /// A stored secret as sealed by the API (opened only by whoever calls the runner).
@@ -144,22 +136,6 @@ pub fn secret_names(manifest: &Value) -> impl Iterator<Item = &str> {
         .into_iter()
         .flatten()
         .filter_map(|s| s["name"].as_str())
-}
-
-/// The published version texts of a publisher's app (`None`: the platform).
-async fn published_versions(
-    executor: impl PgExecutor<'_>,
-    publisher: Option<Uuid>,
-    name: &str,
-) -> Result<Vec<String>, Error> {
-    Ok(sqlx::query_scalar(
-        "SELECT version FROM app_versions \
-         WHERE tenant_id IS NOT DISTINCT FROM $1 AND name = $2 AND status = 'published'",
-    )
-    .bind(publisher)
-    .bind(name)
-    .fetch_all(executor)
-    .await?)
 }
 
 #[cfg(test)]

@@ -23,16 +23,19 @@ pub(super) async fn apply(
     config: &Value,
 ) -> Result<Outcome, Error> {
     // FOR SHARE: a withdraw of this version waits for this install, so the two apply in order.
-    let version: Option<(String, Value)> = sqlx::query_as(
-        "SELECT status, manifest FROM app_versions WHERE id = $1 AND name = $2 \
-         AND (tenant_id IS NULL OR tenant_id = $3) FOR SHARE",
+    // The secrets stored for the install come along (the same key's commands apply serially).
+    let version: Option<(String, Value, Vec<String>)> = sqlx::query_as(
+        "SELECT v.status, v.manifest, ARRAY(SELECT s.name FROM app_secrets s \
+         WHERE s.tenant_id = $3 AND s.app_name = $2) FROM app_versions v \
+         WHERE v.id = $1 AND v.name = $2 AND (v.tenant_id IS NULL OR v.tenant_id = $3) \
+         FOR SHARE OF v",
     )
     .bind(version_id)
     .bind(name)
     .bind(tenant)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some((status, manifest)) = version else {
+    let Some((status, manifest, stored)) = version else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
     let current: Option<(Uuid, bool)> = sqlx::query_as(
@@ -51,8 +54,6 @@ pub(super) async fn apply(
         ));
     }
     if enabled {
-        let tenant = readers::Tenant::new(tenant);
-        let stored = readers::apps::installs::stored_secrets(&mut **tx, tenant, name).await?;
         let missing = readers::apps::installs::missing(&manifest, &stored);
         if !missing.is_empty() {
             return Ok(Outcome::refused_with(
