@@ -11,7 +11,9 @@ use crate::error::{Error, Location};
 pub(crate) const JSON_LIMIT: usize = 1024 * 1024;
 
 /// The body as JSON of type `T`, at most `limit` bytes. An empty body reads as `{}`, so routes
-/// whose body is all optional fields take none. A body that does not fit `T` names where.
+/// whose body is all optional fields take none. A body that does not fit `T` names where; so
+/// does one with U+0000 in a string, which no table can store (refused here rather than failing
+/// the command that would store it).
 pub(crate) async fn json<T, B>(headers: &HeaderMap, body: B, limit: usize) -> Result<T, Error>
 where
     T: serde::de::DeserializeOwned,
@@ -25,11 +27,33 @@ where
         &bytes
     };
     let mut reader = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut reader).map_err(|error| {
+    let parsed = serde_path_to_error::deserialize(&mut reader).map_err(|error| {
         let path = pointer_of(error.path());
         let message = error.into_inner().to_string();
         Error::validation(Location::Body, path, message)
-    })
+    })?;
+    refuse_nul(bytes)?;
+    Ok(parsed)
+}
+
+/// A NUL arrives escaped (`\u0000`; JSON has no raw control characters in strings), so only a
+/// body with that text is looked at closely.
+fn refuse_nul(bytes: &[u8]) -> Result<(), Error> {
+    const ESCAPED_NUL: &[u8] = b"\\u0000";
+    if !bytes.windows(ESCAPED_NUL.len()).any(|w| w == ESCAPED_NUL) {
+        return Ok(());
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return Ok(());
+    };
+    match schema::storable::nul_at(&value) {
+        Some(at) => Err(Error::validation(
+            Location::Body,
+            at,
+            schema::storable::NUL_MESSAGE,
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The whole body, at most `limit` bytes; past it 413 without keeping the rest.
@@ -82,4 +106,37 @@ where
     body::refuse_declared(headers, body, limit)
         .await
         .map_err(refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::Full;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    async fn parsed(text: &str) -> Result<Value, Error> {
+        let body = Full::new(bytes::Bytes::from(text.to_owned()));
+        json(&HeaderMap::new(), body, JSON_LIMIT).await
+    }
+
+    #[tokio::test]
+    async fn a_nul_in_any_string_is_refused_with_its_path() {
+        match parsed(r#"{"config": {"note": ["ok", "a\u0000b"]}}"#).await {
+            Err(Error::Validation(issues)) => {
+                assert_eq!(issues[0].path, "/config/note/1");
+                assert_eq!(issues[0].message, schema::storable::NUL_MESSAGE);
+            }
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_escaped_backslash_before_u0000_is_plain_text() {
+        assert_eq!(
+            parsed(r#"{"note": "C:\\u0000"}"#).await.expect("taken"),
+            json!({ "note": "C:\\u0000" })
+        );
+        assert_eq!(parsed("").await.expect("empty"), json!({}));
+    }
 }

@@ -5,13 +5,15 @@
 //!   and the manifest's shape (`runner/manifest.schema.json`);
 //! - the app manifest model with its defaults and checks ([`manifest`]), the strict draft
 //!   2020-12 compiler for the schemas manifests carry ([`strict`]), host-name syntax
-//!   ([`host`]), and what names and bounds a module ([`module`]);
+//!   ([`host`]), what names and bounds a module ([`module`]), and what Postgres can store
+//!   ([`storable`]);
 //! - the API's OpenAPI 3.1 document (`openapi.json`, [`OPENAPI`]).
 
 pub mod host;
 mod issue;
 pub mod manifest;
 pub mod module;
+pub mod storable;
 pub mod strict;
 
 pub use issue::{Issue, pointer};

@@ -6,11 +6,14 @@ use serde_json::Value;
 use url::Url;
 
 use crate::issue::pointer;
-use crate::{Issue, host, strict};
+use crate::{Issue, host, storable, strict};
 
 /// The rules the schema cannot express. They read `value` defensively, so they also run on a
 /// manifest with shape issues and report their own issues alongside.
 pub(super) fn check(value: &Value, issues: &mut Vec<Issue>) {
+    if let Some(at) = storable::nul_at(value) {
+        issues.push(Issue::new(at, storable::NUL_MESSAGE));
+    }
     if let Some(version) = value.get("version").and_then(Value::as_str)
         && version.chars().count() <= 50
         && let Err(message) = check_version(version)

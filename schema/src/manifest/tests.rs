@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::storable;
 
 fn valid() -> Value {
     json!({
@@ -440,4 +441,14 @@ fn a_flood_of_issues_is_cut_short() {
     let found = issues(&manifest);
     assert_eq!(found.len(), MAX_ISSUES + 1);
     assert!(found[MAX_ISSUES].message.contains("400 more"));
+}
+
+#[test]
+fn a_nul_anywhere_in_the_manifest_is_refused_at_its_path() {
+    let manifest = variant("/description", Some(json!("Screening\u{0} by Acme")));
+    assert!(
+        issues(&manifest).contains(&Issue::new("/description", storable::NUL_MESSAGE)),
+        "{:?}",
+        issues(&manifest)
+    );
 }

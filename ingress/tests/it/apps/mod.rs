@@ -3,6 +3,7 @@
 
 mod availability;
 mod canary;
+mod dead_letters;
 mod deployment;
 mod installs;
 mod isolation;
