@@ -33,6 +33,18 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
  && mkdir -p /out \
  && cp target/release/ingress target/release/pipeline target/release/runner /out/
 
+# ---- catalogue ------------------------------------------------------------------------------
+# The platform versions this release ships (APP_CATALOGUE_DIR): the example app, built from its
+# AssemblyScript sources with the toolchain its package-lock.json pins.
+FROM node:20-bookworm-slim AS catalogue
+WORKDIR /app
+COPY runner/examples/vendor-app/package.json runner/examples/vendor-app/package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY runner/examples/vendor-app/ ./
+RUN npm run --silent build \
+ && mkdir -p /catalogue \
+ && cp build/vendor-app.wasm /catalogue/
+
 # ---- runtime --------------------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
 
@@ -82,7 +94,11 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=6 \
 CMD ["runner"]
 
 FROM runtime AS ingress
-ENV API_HOST=0.0.0.0 API_PORT=8080 API_INTERNAL_PORT=8081
+# At start-up the API publishes the modules of this folder as platform versions and withdraws
+# those the release no longer carries.
+COPY --from=catalogue /catalogue/ /usr/share/apps-platform/catalogue/
+ENV API_HOST=0.0.0.0 API_PORT=8080 API_INTERNAL_PORT=8081 \
+    APP_CATALOGUE_DIR=/usr/share/apps-platform/catalogue
 EXPOSE 8080 8081
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=6 \
   CMD curl -fsS -o /dev/null "http://127.0.0.1:${API_PORT}/health/ready" || exit 1
