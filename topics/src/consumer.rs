@@ -1,9 +1,12 @@
 //! The consumer loop. A message's offset is stored only after its handler returned, that is
-//! after the handler's effect is committed. Each partition has its own lane, a task that handles
-//! the partition's messages one after another, so offsets advance in order per partition, a
-//! crash redelivers from the first unfinished message, and every key keeps a single writer;
-//! partitions are handled concurrently, so one slow or retrying message holds back only its own
-//! partition. Handlers must be idempotent (the pipeline's inbox makes them so).
+//! after the handler's effect is committed. Each partition has its own [`lane`], a task that
+//! handles the partition's messages one after another, so offsets advance in order per
+//! partition and a crash redelivers from the first unfinished message; partitions are handled
+//! concurrently, and one slow or retrying message holds back only its own partition. A lane
+//! drops what it queued for a partition that was revoked meanwhile ([`assignment`]), so a key
+//! has a single writer except for the message a lane was already handling at the revocation.
+//! Handlers must be idempotent (the pipeline's inbox makes them so, and serialises even that
+//! overlap).
 //!
 //! A failure says what it means for the message ([`HandleError`]): one that the message itself
 //! causes is retried a bounded number of times ([`RetryPolicy`]) and then dead-lettered, so one
@@ -11,6 +14,9 @@
 //! without a bound, because every message would fail the same way and dead-lettering them would
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
+
+mod assignment;
+mod lane;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -22,8 +28,10 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
 use rdkafka::message::{Headers, Message as _, OwnedMessage};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
+
+use self::assignment::Assignment;
 
 use crate::{Error, Producer, catalogue};
 
@@ -150,7 +158,7 @@ pub struct ConsumerOptions {
 
 /// A consumer of one topic in one group, with its dead-letter producer.
 pub struct Consumer {
-    inner: StreamConsumer,
+    inner: StreamConsumer<Assignment>,
     dead_letters: Producer,
     topic: String,
     retry: RetryPolicy,
@@ -166,7 +174,7 @@ impl std::fmt::Debug for Consumer {
 
 impl Consumer {
     pub fn new(options: &ConsumerOptions) -> Result<Self, Error> {
-        let inner: StreamConsumer = ClientConfig::new()
+        let inner: StreamConsumer<Assignment> = ClientConfig::new()
             .set("bootstrap.servers", &options.brokers)
             .set("group.id", &options.group_id)
             .set("client.id", &options.client_id)
@@ -186,9 +194,9 @@ impl Consumer {
             // The broker holds a fetch for this long even when data arrives meanwhile (tansu
             // does), so it bounds each hop's latency: librdkafka's 500 ms made a command's
             // produce-to-apply cost ~400 ms; 10 ms costs ~25 ms, and an idle consumer ~100
-            // fetches a second (BENCHMARKS.md "The broker").
+            // fetches a second (BENCHMARKS.md, "Installs through the write path").
             .set("fetch.wait.max.ms", FETCH_WAIT_MAX_MS)
-            .create()?;
+            .create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;
         Ok(Self {
@@ -210,7 +218,7 @@ impl Consumer {
         let consumer = Arc::new(self);
         let handler = Arc::new(handler);
         let (stop, stopped) = watch::channel(false);
-        let mut lanes: HashMap<(String, i32), mpsc::Sender<OwnedMessage>> = HashMap::new();
+        let mut lanes: HashMap<i32, lane::LaneSender> = HashMap::new();
         let mut running = JoinSet::new();
         tokio::pin!(shutdown);
         let mut result = loop {
@@ -230,20 +238,16 @@ impl Consumer {
                     continue;
                 }
             };
-            let lane = lanes
-                .entry((message.topic().to_owned(), message.partition()))
-                .or_insert_with(|| {
-                    let (sender, queue) = mpsc::channel(LANE_QUEUE);
-                    let lane = Lane {
-                        consumer: Arc::clone(&consumer),
-                        handler: Arc::clone(&handler),
-                        stopped: stopped.clone(),
-                    };
-                    running.spawn(lane.run(queue));
-                    sender
-                });
-            // A lane that ended reports why through `running`, on the next turn.
-            let _ = lane.send(message).await;
+            let partition = message.partition();
+            let lane = lanes.entry(partition).or_insert_with(|| {
+                let (sender, lane) = lane::start(&consumer, &handler, partition, stopped.clone());
+                running.spawn(lane);
+                sender
+            });
+            if lane.queue(message).is_err() {
+                // The lane ended (it reports why when joined); the message is redelivered.
+                lanes.remove(&partition);
+            }
         };
         let _ = stop.send(true);
         drop(lanes);
@@ -377,47 +381,6 @@ impl Consumer {
             )
             .await?;
         Ok(())
-    }
-}
-
-/// Messages a lane holds beyond the one it handles; a full lane holds back the receiving loop
-/// (librdkafka keeps fetching into its own bounded queue meanwhile).
-const LANE_QUEUE: usize = 64;
-
-/// The task that handles one partition's messages in order.
-struct Lane<H> {
-    consumer: Arc<Consumer>,
-    handler: Arc<H>,
-    stopped: watch::Receiver<bool>,
-}
-
-impl<H: Handler> Lane<H> {
-    async fn run(mut self, mut queue: mpsc::Receiver<OwnedMessage>) -> Result<(), Error> {
-        loop {
-            let message = tokio::select! {
-                biased;
-                _ = self.stopped.wait_for(|stopped| *stopped) => return Ok(()),
-                message = queue.recv() => match message {
-                    Some(message) => message,
-                    None => return Ok(()),
-                },
-            };
-            let consumer = &self.consumer;
-            if !consumer
-                .handle_until_done(&*self.handler, &message, &mut self.stopped)
-                .await?
-            {
-                return Ok(());
-            }
-            if let Err(error) =
-                consumer
-                    .inner
-                    .store_offset(message.topic(), message.partition(), message.offset())
-            {
-                // The partition was revoked meanwhile; its new owner redelivers.
-                tracing::warn!(topic = %consumer.topic, %error, "offset not stored");
-            }
-        }
     }
 }
 

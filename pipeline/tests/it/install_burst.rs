@@ -6,7 +6,6 @@
 //! install holds the config of its last command: order per key survived the crash.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -17,13 +16,14 @@ use topics::installs::Command as InstallCommand;
 use topics::{Envelope, Message, Principal, Producer, Reply, Topic};
 use uuid::Uuid;
 
-use crate::support::{consumer, database, stack};
+use crate::support::{WorkerProcess, consumer, database, stack};
 
 const APPS: usize = 12;
-const PER_APP: usize = 40;
+const PER_APP: usize = 60;
 
 /// Runs as a child process of `a_burst_of_installs_survives_a_killed_worker`: the installs stage
-/// consuming `BURST_TOPIC` in `BURST_GROUP` until killed, committing offsets only every minute.
+/// consuming `BURST_TOPIC` in `BURST_GROUP` until killed, committing offsets only every hour
+/// (never within the test, so the successor gets every command again).
 #[tokio::test]
 #[ignore = "started as a child process by the install burst test"]
 async fn install_worker_process() {
@@ -39,26 +39,17 @@ async fn install_worker_process() {
             .expect("redis"),
     );
     let handler = StageHandler::new(InstallsStage, pool, Some(replies));
-    consumer(&topic, &group, Duration::from_secs(60))
+    consumer(&topic, &group, Duration::from_secs(3600))
         .run(handler, std::future::pending())
         .await
         .expect("consumer runs");
 }
 
-fn spawn_worker(topic: &str, group: &str) -> Child {
-    Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "install_burst::install_worker_process",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("BURST_TOPIC", topic)
-        .env("BURST_GROUP", group)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("worker starts")
+fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
+    WorkerProcess::start(
+        "install_burst::install_worker_process",
+        &[("BURST_TOPIC", topic), ("BURST_GROUP", group)],
+    )
 }
 
 #[tokio::test]
@@ -107,26 +98,24 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
     }
 
     let group = format!("install-burst-{}", Uuid::new_v4().simple());
-    let mut worker = spawn_worker(&topic, &group);
+    let worker = spawn_worker(&topic, &group);
     let total = commands.len() as i64;
     wait_for_applied(&pool, &ids, total / 4).await;
-    worker.kill().expect("SIGKILL");
-    let _ = worker.wait();
+    worker.kill();
     let before_kill = applied(&pool, &ids).await;
     assert!(
         before_kill < total,
         "the worker finished the burst before it was killed; the test proves nothing"
     );
 
-    let mut successor = spawn_worker(&topic, &group);
+    let successor = spawn_worker(&topic, &group);
     wait_for_applied(&pool, &ids, total).await;
     // Every command applied before the kill is redelivered to the successor and answered from
     // the inbox: a second reply each, and still one effect. (A lane killed between a commit and
     // its reply published the first reply never: at most one command per lane.)
     let lanes = InstallCommand::TOPIC.partitions as i64;
     let answered_twice = replies.until_answered(&ids, before_kill - lanes).await;
-    successor.kill().expect("SIGKILL");
-    let _ = successor.wait();
+    successor.kill();
 
     assert!(
         answered_twice >= before_kill - lanes,

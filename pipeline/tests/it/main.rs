@@ -5,5 +5,6 @@
 
 mod dead_letters;
 mod install_burst;
+mod lanes;
 mod redelivery;
 mod support;

@@ -3,7 +3,6 @@
 //! next worker of the group gets the command again and the inbox answers it from the stored
 //! reply. The workers are this test binary re-run as child processes.
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,8 +10,8 @@ use topics::{Outcome, Reply};
 use uuid::Uuid;
 
 use crate::support::{
-    Counting, Probe, ReplyListener, command, consumer, count, database, dead_lettered, fresh_topic,
-    inbox_row, produce, produce_raw, stage_handler, wait_for,
+    Counting, Probe, ReplyListener, WorkerProcess, command, consumer, count, database,
+    dead_lettered, fresh_topic, inbox_row, produce, produce_raw, stage_handler, wait_for,
 };
 
 /// Runs as a child process of `a_command_redelivered_after_a_crash_is_applied_once`: consumes
@@ -29,26 +28,17 @@ async fn worker_process() {
     };
     let pool = database().await;
     let handler = Counting(stage_handler(&pool).await, pool);
-    consumer(&topic, &group, Duration::from_secs(60))
+    consumer(&topic, &group, Duration::from_secs(3600))
         .run(handler, std::future::pending())
         .await
         .expect("consumer runs");
 }
 
-fn spawn_worker(topic: &str, group: &str) -> Child {
-    Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "redelivery::worker_process",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("REDELIVERY_TOPIC", topic)
-        .env("REDELIVERY_GROUP", group)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("worker starts")
+fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
+    WorkerProcess::start(
+        "redelivery::worker_process",
+        &[("REDELIVERY_TOPIC", topic), ("REDELIVERY_GROUP", group)],
+    )
 }
 
 #[tokio::test]
@@ -59,16 +49,15 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     let first = command(Probe::Add { value: 7 });
     produce(&topic, &first).await;
 
-    let mut worker = spawn_worker(&topic, &group);
+    let worker = spawn_worker(&topic, &group);
     wait_for(&pool, "effects", first.id, 1, Duration::from_secs(90)).await;
     // Killed after the effect committed and before the minute-long commit interval ended.
-    worker.kill().expect("SIGKILL");
-    let _ = worker.wait();
+    worker.kill();
     assert_eq!(count(&pool, "deliveries", first.id).await, 1);
 
     // The redelivery is answered from the inbox, and its reply published again.
     let replied = ReplyListener::subscribe(first.id).await;
-    let mut successor = spawn_worker(&topic, &group);
+    let successor = spawn_worker(&topic, &group);
     wait_for(&pool, "deliveries", first.id, 2, Duration::from_secs(90)).await;
     assert_eq!(
         replied.reply(Duration::from_secs(60)).await,
@@ -79,8 +68,7 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     let second = command(Probe::Add { value: 8 });
     produce(&topic, &second).await;
     wait_for(&pool, "effects", second.id, 1, Duration::from_secs(60)).await;
-    successor.kill().expect("SIGKILL");
-    let _ = successor.wait();
+    successor.kill();
 
     assert_eq!(
         count(&pool, "effects", first.id).await,

@@ -149,10 +149,16 @@ pub async fn database() -> PgPool {
 
 /// A topic of this test's own, so no other test's messages reach its consumers.
 pub async fn fresh_topic() -> String {
+    fresh_topic_with(Probe::TOPIC.partitions).await
+}
+
+/// [`fresh_topic`] with `partitions` partitions.
+pub async fn fresh_topic_with(partitions: i32) -> String {
     let name: &'static str =
         Box::leak(format!("test.pipeline.{}", Uuid::new_v4().simple()).into_boxed_str());
     let topic = Topic {
         name,
+        partitions,
         ..Probe::TOPIC
     };
     topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
@@ -175,8 +181,13 @@ pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
 }
 
 pub fn command(body: Probe) -> Envelope<Probe> {
+    command_of(Uuid::new_v4(), body)
+}
+
+/// A command of `tenant`, which is its key.
+pub fn command_of(tenant: Uuid, body: Probe) -> Envelope<Probe> {
     Envelope::new(
-        Some(Uuid::new_v4()),
+        Some(tenant),
         Principal::system("test"),
         "req-test",
         None,
@@ -308,4 +319,39 @@ pub async fn dead_lettered(id: &str) -> bool {
         }
     }
     false
+}
+
+/// A worker process this test started (the test binary re-run as a child), killed (SIGKILL)
+/// when the test kills it or, should the test fail first, when the guard drops, so no worker
+/// outlives its test.
+pub struct WorkerProcess(std::process::Child);
+
+impl WorkerProcess {
+    /// Runs the ignored test `name` of this binary as a child, with `env`.
+    pub fn start(name: &str, env: &[(&str, &str)]) -> Self {
+        let mut command = std::process::Command::new(std::env::current_exe().expect("test binary"));
+        command
+            .args([name, "--exact", "--ignored", "--nocapture"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Self(command.spawn().expect("worker starts"))
+    }
+
+    pub fn kill(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }

@@ -1,0 +1,170 @@
+//! A lane: the task that handles one partition's messages in order, storing each offset after
+//! its handler returned. The receiving loop never waits for a lane: it queues the message and
+//! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
+//! is per partition too: a lane holding [`PAUSE_AT`] messages has its partition paused at the
+//! broker until it is down to [`RESUME_AT`].
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rdkafka::consumer::Consumer as _;
+use rdkafka::message::{Message as _, OwnedMessage};
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::sync::{mpsc, watch};
+
+use super::{Consumer, Handler};
+use crate::Error;
+
+/// Messages queued in a lane at which its partition is paused.
+const PAUSE_AT: usize = 64;
+/// Messages queued in a lane at which its paused partition is resumed.
+const RESUME_AT: usize = 16;
+
+/// A message and the generation of its partition's assignment when it was received.
+struct Queued {
+    message: OwnedMessage,
+    generation: u64,
+}
+
+/// What the lane and the receiving loop share.
+struct Shared {
+    consumer: Arc<Consumer>,
+    partition: i32,
+    generation: Arc<AtomicU64>,
+    queued: AtomicUsize,
+    /// Whether the partition is paused; held while pausing or resuming, so the two never cross.
+    paused: Mutex<bool>,
+}
+
+impl Shared {
+    /// Pauses or resumes the partition at the broker (librdkafka keeps the position, so nothing
+    /// is skipped or fetched twice).
+    fn set_paused(&self, pause: bool) {
+        let mut paused = self.paused.lock().unwrap_or_else(PoisonError::into_inner);
+        let queued = self.queued.load(Ordering::SeqCst);
+        let wanted = if pause {
+            *paused || queued >= PAUSE_AT
+        } else {
+            *paused && queued > RESUME_AT
+        };
+        if *paused == wanted {
+            return;
+        }
+        let mut partitions = TopicPartitionList::new();
+        let consumer = &self.consumer;
+        if partitions
+            .add_partition_offset(&consumer.topic, self.partition, Offset::Invalid)
+            .is_err()
+        {
+            return;
+        }
+        let result = if wanted {
+            consumer.inner.pause(&partitions)
+        } else {
+            consumer.inner.resume(&partitions)
+        };
+        match result {
+            Ok(()) => *paused = wanted,
+            Err(error) => {
+                tracing::warn!(topic = %consumer.topic, partition = self.partition, %error, "pause or resume failed");
+            }
+        }
+    }
+}
+
+/// The receiving loop's end of a lane.
+pub(super) struct LaneSender {
+    shared: Arc<Shared>,
+    sender: mpsc::UnboundedSender<Queued>,
+}
+
+impl LaneSender {
+    /// Queues `message` with its partition's current generation; pauses the partition when the
+    /// lane is full. `Err` when the lane has ended (it reports why when joined).
+    pub(super) fn queue(&self, message: OwnedMessage) -> Result<(), ()> {
+        let generation = self.shared.generation.load(Ordering::SeqCst);
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        if self
+            .sender
+            .send(Queued {
+                message,
+                generation,
+            })
+            .is_err()
+        {
+            return Err(());
+        }
+        self.shared.set_paused(true);
+        Ok(())
+    }
+}
+
+/// Starts the lane of `partition`; answers its sender and the task to run.
+pub(super) fn start<H: Handler + 'static>(
+    consumer: &Arc<Consumer>,
+    handler: &Arc<H>,
+    partition: i32,
+    stopped: watch::Receiver<bool>,
+) -> (
+    LaneSender,
+    impl Future<Output = Result<(), Error>> + Send + 'static,
+) {
+    let shared = Arc::new(Shared {
+        consumer: Arc::clone(consumer),
+        partition,
+        generation: consumer.inner.context().generation(partition),
+        queued: AtomicUsize::new(0),
+        paused: Mutex::new(false),
+    });
+    let (sender, queue) = mpsc::unbounded_channel();
+    let lane = Lane {
+        shared: Arc::clone(&shared),
+        handler: Arc::clone(handler),
+        stopped,
+    };
+    (LaneSender { shared, sender }, lane.run(queue))
+}
+
+struct Lane<H> {
+    shared: Arc<Shared>,
+    handler: Arc<H>,
+    stopped: watch::Receiver<bool>,
+}
+
+impl<H: Handler> Lane<H> {
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Queued>) -> Result<(), Error> {
+        loop {
+            let queued = tokio::select! {
+                biased;
+                _ = self.stopped.wait_for(|stopped| *stopped) => return Ok(()),
+                queued = queue.recv() => match queued {
+                    Some(queued) => queued,
+                    None => return Ok(()),
+                },
+            };
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            self.shared.set_paused(false);
+            // Revoked since it was received: the partition's new owner applies it.
+            if queued.generation != self.shared.generation.load(Ordering::SeqCst) {
+                continue;
+            }
+            let consumer = &self.shared.consumer;
+            let message = &queued.message;
+            if !consumer
+                .handle_until_done(&*self.handler, message, &mut self.stopped)
+                .await?
+            {
+                return Ok(());
+            }
+            if let Err(error) =
+                consumer
+                    .inner
+                    .store_offset(message.topic(), message.partition(), message.offset())
+            {
+                // The partition was revoked meanwhile; its new owner redelivers.
+                tracing::warn!(topic = %consumer.topic, %error, "offset not stored");
+            }
+        }
+    }
+}
