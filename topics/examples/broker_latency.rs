@@ -26,6 +26,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{Consumer as _, StreamConsumer};
 use tokio::sync::Mutex;
 
+/// Left out of the figures: the first second after the clock starts.
 const WARM_UP: Duration = Duration::from_secs(1);
 
 #[tokio::main]
@@ -45,9 +46,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fetch_wait_ms: u64 = args.next().map_or(Ok(10), |a| a.parse())?;
     let bytes: usize = args.next().map_or(Ok(700), |a| a.parse())?;
 
+    if !(1..=100_000).contains(&rate) {
+        return Err("RATE must be 1 to 100000 messages a second".into());
+    }
     let (admin, topic) = fresh_topic(&brokers).await?;
     let consumer = consumer(&brokers, &topic, &topic, fetch_wait_ms)?;
     let producer = topics::Producer::new(&brokers, "broker-latency")?;
+    // One message there and back first: the consumer has joined its group and holds every
+    // partition, and the producer is past its first-message stall, before the clock starts.
+    producer.send_raw(&topic, b"warm-up", &[0; 8], &[]).await?;
+    tokio::time::timeout(Duration::from_secs(60), consumer.recv())
+        .await
+        .map_err(|_| "the consumer got nothing within a minute")??;
 
     let start = Instant::now();
     let end_to_end = Arc::new(Mutex::new(Vec::new()));
@@ -78,11 +88,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let topic_name: Arc<str> = Arc::from(topic.as_str());
     for n in 0..total {
         tick.tick().await;
+        // Taken at the tick, so a send that starts late counts its wait (no coordinated omission).
+        let sent = start.elapsed();
         let producer = producer.clone();
         let acks = Arc::clone(&acks);
         let topic_name = Arc::clone(&topic_name);
         sends.push(tokio::spawn(async move {
-            let sent = start.elapsed();
             let mut payload = (sent.as_nanos() as u64).to_be_bytes().to_vec();
             payload.resize(bytes.max(8), b'x');
             let key = (n % 50).to_string();
@@ -127,8 +138,14 @@ async fn idle(
     let mut polling = Vec::new();
     for n in 0..consumers {
         let consumer = consumer(brokers, &topic, &format!("{topic}-{n}"), fetch_wait_ms)?;
+        let until = tokio::time::Instant::now() + Duration::from_secs(seconds);
         polling.push(tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(seconds), consumer.recv()).await;
+            // Fetching the whole window, through any error the broker answers.
+            while let Ok(received) = tokio::time::timeout_at(until, consumer.recv()).await {
+                if received.is_err() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
         }));
     }
     for consumer in polling {

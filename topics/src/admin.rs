@@ -65,6 +65,8 @@ fn existing_topics(admin: &AdminClient<DefaultClientContext>) -> Result<Vec<(Str
     Ok(metadata
         .topics()
         .iter()
+        // A topic the broker could not describe says nothing about its partitions.
+        .filter(|t| t.error().is_none())
         .map(|t| (t.name().to_owned(), t.partitions().len() as i32))
         .collect())
 }
