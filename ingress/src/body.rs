@@ -12,8 +12,9 @@ pub(crate) const JSON_LIMIT: usize = 1024 * 1024;
 
 /// The body as JSON of type `T`, at most `limit` bytes. An empty body reads as `{}`, so routes
 /// whose body is all optional fields take none. A body that does not fit `T` names where; so
-/// does one with U+0000 in a string, which no table can store (refused here rather than failing
-/// the command that would store it).
+/// does one with U+0000 in a string: Postgres `text` and `jsonb` cannot hold it and most of a
+/// body ends up in one, so it is refused here rather than failing the command that would store
+/// it (one rule for every body, secret values and test inputs included).
 pub(crate) async fn json<T, B>(headers: &HeaderMap, body: B, limit: usize) -> Result<T, Error>
 where
     T: serde::de::DeserializeOwned,

@@ -27,6 +27,11 @@ impl Principal {
         if claims.sub.is_empty() || claims.tenant.is_nil() {
             return Err(AuthFailure::BadClaims);
         }
+        // The subject and name are recorded (audit rows, commands) in text columns, which cannot
+        // hold U+0000: such a token could never have a write applied.
+        if claims.sub.contains('\0') || claims.name.contains('\0') {
+            return Err(AuthFailure::BadClaims);
+        }
         if (claims.kind == Kind::Applicant) != claims.submission.is_some() {
             // Applicants act on exactly one submission; nobody else names one.
             return Err(AuthFailure::BadClaims);
@@ -129,6 +134,16 @@ pub(crate) mod tests {
         assert_eq!(Principal::from_claims(c), Err(AuthFailure::BadClaims));
         let mut c = claims(Kind::Machine);
         c.tenant = Uuid::nil();
+        assert_eq!(Principal::from_claims(c), Err(AuthFailure::BadClaims));
+    }
+
+    #[test]
+    fn a_nul_in_the_subject_or_name_is_refused() {
+        let mut c = claims(Kind::Human);
+        c.sub = "user\u{0}1".into();
+        assert_eq!(Principal::from_claims(c), Err(AuthFailure::BadClaims));
+        let mut c = claims(Kind::Human);
+        c.name = "Ada\u{0}".into();
         assert_eq!(Principal::from_claims(c), Err(AuthFailure::BadClaims));
     }
 }

@@ -64,8 +64,9 @@ pub async fn get(
          i.updated_at, \
          ARRAY(SELECT s.name FROM app_secrets s \
                WHERE s.tenant_id = i.tenant_id AND s.app_name = i.app_name) AS stored, \
-         ARRAY(SELECT p.version FROM app_versions p WHERE p.tenant_id IS NOT DISTINCT FROM \
-               v.tenant_id AND p.name = v.name AND p.status = 'published') AS published \
+         ARRAY(SELECT p.version FROM app_versions p WHERE p.name = v.name \
+               AND (p.tenant_id = v.tenant_id OR (p.tenant_id IS NULL AND v.tenant_id IS NULL)) \
+               AND p.status = 'published') AS published \
          FROM app_installs i JOIN app_versions v ON v.id = i.version_id \
          WHERE i.tenant_id = $1 AND i.app_name = $2",
     )
