@@ -64,18 +64,21 @@ function tokenFor(n) {
   return tokens[n % tokens.length];
 }
 
+function draw(below) {
+  return Math.floor(Math.random() * below);
+}
+
 export function install() {
-  const n = Math.floor(Math.random() * 1e9);
   const body = JSON.stringify({
     versionId,
-    enabled: n % 10 !== 0,
+    enabled: draw(10) !== 0,
     config: {
-      baseUrl: `https://api.example-kyc.test/tenants/${n % 997}`,
-      threshold: (n % 100) / 100,
+      baseUrl: `https://api.example-kyc.test/tenants/${draw(997)}`,
+      threshold: draw(100) / 100,
     },
   });
   const response = http.put(`${target}/apps/${app}/install`, body, {
-    headers: { Authorization: `Bearer ${tokenFor(n)}`, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${tokenFor(draw(1e9))}`, 'Content-Type': 'application/json' },
   });
   check(response, { 'install answered 200': (r) => r.status === 200 });
 }
@@ -83,9 +86,8 @@ export function install() {
 const READS = [`/apps`, `/apps/${app}`, `/apps/${app}/versions`];
 
 export function read() {
-  const n = Math.floor(Math.random() * 1e9);
-  const response = http.get(`${target}${READS[n % READS.length]}`, {
-    headers: { Authorization: `Bearer ${tokenFor(n)}` },
+  const response = http.get(`${target}${READS[draw(READS.length)]}`, {
+    headers: { Authorization: `Bearer ${tokenFor(draw(1e9))}` },
   });
   check(response, { 'read answered 200': (r) => r.status === 200 });
 }
