@@ -4,8 +4,9 @@
 //! A partition is the unit of concurrency (the consumer runs one lane per partition), and also
 //! what an idle consumer costs: tansu answers each fetch with a pass over every assigned
 //! partition (two queries of its Postgres each), every `fetch.wait.max.ms`. The admin command
-//! topics therefore have four partitions: four concurrent lanes carry 500 installs a second, and
-//! twelve cost three times as much at rest (BENCHMARKS.md, "Installs through the write path").
+//! topics therefore have few: four lanes for installs carry 500 a second, two for the versions'
+//! lifecycle (uploads and publishes are rare), where twelve each cost three times as much at
+//! rest (BENCHMARKS.md, "Installs through the write path").
 
 use uuid::Uuid;
 
@@ -35,7 +36,7 @@ pub struct Topic {
 
 pub const APPS: Topic = Topic {
     name: "apps.commands",
-    partitions: 4,
+    partitions: 2,
     key: TopicKey::TenantApp,
     carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
 };
