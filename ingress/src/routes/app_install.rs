@@ -46,7 +46,7 @@ pub(crate) async fn put(
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
     let install: Install = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let version = versions::get(
+    let target = versions::install_target(
         &state.pool,
         viewer(origin.caller),
         &name,
@@ -54,12 +54,11 @@ pub(crate) async fn put(
     )
     .await?
     .ok_or(Error::NotFound)?;
-    if state.is_blocked(&version.sha256) {
+    if state.is_blocked(&target.sha256) {
         return Err(Error::AppBlocked);
     }
     let config = Value::Object(install.config);
-    let config_schema = &version.manifest["configSchema"];
-    schema::strict::validate(config_schema, &config, "/config").map_err(|issues| {
+    schema::strict::validate(&target.config_schema, &config, "/config").map_err(|issues| {
         Error::Validation(
             issues
                 .into_iter()

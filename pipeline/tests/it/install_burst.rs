@@ -9,14 +9,14 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pipeline::{InstallsStage, Replies, StageHandler};
+use pipeline::{InstallsStage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use topics::installs::Command as InstallCommand;
 use topics::{Envelope, Message, Principal, Producer, Reply, Topic};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, consumer, database, stack};
+use crate::support::{WorkerProcess, consumer, database, produce_keyed, replies, stack};
 
 const APPS: usize = 12;
 const PER_APP: usize = 60;
@@ -32,13 +32,7 @@ async fn install_worker_process() {
         panic!("a helper of a_burst_of_installs_survives_a_killed_worker, not a test");
     };
     let pool = database().await;
-    let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
-    let replies = Replies::new(
-        redis::aio::ConnectionManager::new(client)
-            .await
-            .expect("redis"),
-    );
-    let handler = StageHandler::new(InstallsStage, pool, Some(replies));
+    let handler = StageHandler::new(InstallsStage, pool, Some(replies().await));
     consumer(&topic, &group, Duration::from_secs(3600))
         .run(handler, std::future::pending())
         .await
@@ -85,16 +79,7 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
     let topic = fresh_installs_topic().await;
     let producer = Producer::new(stack().var("KAFKA_BROKERS"), "burst-test").expect("producer");
     for command in &commands {
-        let id = command.id.to_string();
-        producer
-            .send_raw(
-                &topic,
-                &command.key(),
-                &command.encode().expect("encode"),
-                &[("id", id.as_bytes())],
-            )
-            .await
-            .expect("produced");
+        produce_keyed(&producer, &topic, command).await;
     }
 
     let group = format!("install-burst-{}", Uuid::new_v4().simple());

@@ -8,8 +8,8 @@ use topics::{Envelope, Producer};
 use uuid::Uuid;
 
 use crate::support::{
-    Counting, Probe, command, command_of, consumer, count, database, fresh_topic_with, stack,
-    stage_handler, wait_for,
+    Counting, Probe, command, command_of, consumer, count, database, fresh_topic_with,
+    produce_keyed, stack, stage_handler, wait_for,
 };
 
 /// More than a lane holds before its partition is paused.
@@ -21,21 +21,8 @@ async fn a_stuck_partition_holds_back_only_itself_and_the_consumer_still_stops()
     let topic = fresh_topic_with(4).await;
     let producer = Producer::new(stack().var("KAFKA_BROKERS"), "lanes-test").expect("producer");
     let send = |command: Envelope<Probe>| {
-        let producer = producer.clone();
-        let topic = topic.clone();
-        async move {
-            let id = command.id.to_string();
-            producer
-                .send_raw(
-                    &topic,
-                    &command.key(),
-                    &command.encode().expect("encode"),
-                    &[("id", id.as_bytes())],
-                )
-                .await
-                .expect("produced")
-                .partition
-        }
+        let (producer, topic) = (producer.clone(), topic.clone());
+        async move { produce_keyed(&producer, &topic, &command).await }
     };
 
     let tenant = Uuid::new_v4();

@@ -171,6 +171,26 @@ pub async fn produce(topic: &str, envelope: &Envelope<Probe>) {
     produce_raw(topic, &envelope.encode().expect("encode"), envelope.id).await;
 }
 
+/// Sends `envelope` on `topic` under its own key, with its id header as the services send it;
+/// answers the partition it landed on.
+pub async fn produce_keyed<B: Message>(
+    producer: &Producer,
+    topic: &str,
+    envelope: &Envelope<B>,
+) -> i32 {
+    let id = envelope.id.to_string();
+    producer
+        .send_raw(
+            topic,
+            &envelope.key(),
+            &envelope.encode().expect("encode"),
+            &[("id", id.as_bytes())],
+        )
+        .await
+        .expect("produced")
+        .partition
+}
+
 pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
     let producer = Producer::new(stack().var("KAFKA_BROKERS"), "pipeline-test").expect("producer");
     let id = id.to_string();
@@ -214,15 +234,16 @@ pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer
 
 /// The probe stage with replies published on the stack's Redis.
 pub async fn stage_handler(pool: &PgPool) -> StageHandler<ProbeStage> {
+    StageHandler::new(ProbeStage::default(), pool.clone(), Some(replies().await))
+}
+
+/// Replies published on the stack's Redis.
+pub async fn replies() -> Replies {
     let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
     let connection = redis::aio::ConnectionManager::new(client)
         .await
         .expect("redis");
-    StageHandler::new(
-        ProbeStage::default(),
-        pool.clone(),
-        Some(Replies::new(connection)),
-    )
+    Replies::new(connection)
 }
 
 /// Listens for the reply to one command.
