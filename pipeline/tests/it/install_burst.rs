@@ -16,34 +16,27 @@ use topics::installs::Command as InstallCommand;
 use topics::{Envelope, Message, Principal, Producer, Reply, Topic};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, consumer, database, produce_keyed, replies, stack};
+use crate::support::{WorkerProcess, database, produce_keyed, replies, stack};
 
 const APPS: usize = 12;
 const PER_APP: usize = 60;
 
-/// Runs as a child process of `a_burst_of_installs_survives_a_killed_worker`: the installs stage
-/// consuming `BURST_TOPIC` in `BURST_GROUP` until killed, committing offsets only every hour
-/// (never within the test, so the successor gets every command again).
+/// Runs as a child process of `a_burst_of_installs_survives_a_killed_worker`: the installs
+/// stage, never committing within the test, so the successor gets every command again.
 #[tokio::test]
 #[ignore = "started as a child process by the install burst test"]
 async fn install_worker_process() {
-    let (Ok(topic), Ok(group)) = (std::env::var("BURST_TOPIC"), std::env::var("BURST_GROUP"))
-    else {
-        panic!("a helper of a_burst_of_installs_survives_a_killed_worker, not a test");
-    };
     let pool = database().await;
-    let handler = StageHandler::new(InstallsStage, pool, Some(replies().await));
-    consumer(&topic, &group, Duration::from_secs(3600))
-        .run(handler, std::future::pending())
-        .await
-        .expect("consumer runs");
+    WorkerProcess::serve(StageHandler::new(
+        InstallsStage,
+        pool,
+        Some(replies().await),
+    ))
+    .await;
 }
 
 fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
-    WorkerProcess::start(
-        "install_burst::install_worker_process",
-        &[("BURST_TOPIC", topic), ("BURST_GROUP", group)],
-    )
+    WorkerProcess::start("install_burst::install_worker_process", topic, group)
 }
 
 #[tokio::test]

@@ -14,31 +14,17 @@ use crate::support::{
     dead_lettered, fresh_topic, inbox_row, produce, produce_raw, stage_handler, wait_for,
 };
 
-/// Runs as a child process of `a_command_redelivered_after_a_crash_is_applied_once`: consumes
-/// `REDELIVERY_TOPIC` in `REDELIVERY_GROUP` until killed, committing offsets only every minute,
-/// so a kill loses the commit but not the effect. Run alone, it has nothing to do and fails.
+/// Runs as a child process of the redelivery tests: the probe stage, counting deliveries,
+/// never committing within the test, so a kill loses the commit but not the effect.
 #[tokio::test]
 #[ignore = "started as a child process by the redelivery tests"]
 async fn worker_process() {
-    let (Ok(topic), Ok(group)) = (
-        std::env::var("REDELIVERY_TOPIC"),
-        std::env::var("REDELIVERY_GROUP"),
-    ) else {
-        panic!("a helper of a_command_redelivered_after_a_crash_is_applied_once, not a test");
-    };
     let pool = database().await;
-    let handler = Counting(stage_handler(&pool).await, pool);
-    consumer(&topic, &group, Duration::from_secs(3600))
-        .run(handler, std::future::pending())
-        .await
-        .expect("consumer runs");
+    WorkerProcess::serve(Counting(stage_handler(&pool).await, pool)).await;
 }
 
 fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
-    WorkerProcess::start(
-        "redelivery::worker_process",
-        &[("REDELIVERY_TOPIC", topic), ("REDELIVERY_GROUP", group)],
-    )
+    WorkerProcess::start("redelivery::worker_process", topic, group)
 }
 
 #[tokio::test]

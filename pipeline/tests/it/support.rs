@@ -348,17 +348,31 @@ pub async fn dead_lettered(id: &str) -> bool {
 pub struct WorkerProcess(std::process::Child);
 
 impl WorkerProcess {
-    /// Runs the ignored test `name` of this binary as a child, with `env`.
-    pub fn start(name: &str, env: &[(&str, &str)]) -> Self {
+    /// Runs the ignored test `name` of this binary as a child consuming `topic` in `group`
+    /// (see [`WorkerProcess::serve`]).
+    pub fn start(name: &str, topic: &str, group: &str) -> Self {
         let mut command = std::process::Command::new(std::env::current_exe().expect("test binary"));
         command
             .args([name, "--exact", "--ignored", "--nocapture"])
+            .env("WORKER_TOPIC", topic)
+            .env("WORKER_GROUP", group)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::inherit());
-        for (key, value) in env {
-            command.env(key, value);
-        }
         Self(command.spawn().expect("worker starts"))
+    }
+
+    /// The child's side: consumes the topic and group it was started with until killed,
+    /// committing offsets only every hour, so a kill within a test loses every commit but no
+    /// effect. Run alone (not as a child), it has nothing to do and fails.
+    pub async fn serve<H: Handler + 'static>(handler: H) {
+        let (Ok(topic), Ok(group)) = (std::env::var("WORKER_TOPIC"), std::env::var("WORKER_GROUP"))
+        else {
+            panic!("a worker started by a kill test, not a test");
+        };
+        consumer(&topic, &group, Duration::from_secs(3600))
+            .run(handler, std::future::pending())
+            .await
+            .expect("consumer runs");
     }
 
     pub fn kill(mut self) {
