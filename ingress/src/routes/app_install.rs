@@ -46,7 +46,7 @@ pub(crate) async fn put(
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
     let install: Install = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let target = versions::install_target(
+    let version = versions::get(
         &state.pool,
         viewer(origin.caller),
         &name,
@@ -54,11 +54,12 @@ pub(crate) async fn put(
     )
     .await?
     .ok_or(Error::NotFound)?;
-    if state.is_blocked(&target.sha256) {
+    if state.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     let config = Value::Object(install.config);
-    schema::strict::validate(&target.config_schema, &config, "/config").map_err(|issues| {
+    let config_schema = &version.manifest["configSchema"];
+    schema::strict::validate(config_schema, &config, "/config").map_err(|issues| {
         Error::Validation(
             issues
                 .into_iter()

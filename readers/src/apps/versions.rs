@@ -156,39 +156,6 @@ pub async fn get(
     Ok(row.map(AppVersion::from))
 }
 
-/// What an install decides against before its command is produced: the module's hash (the
-/// block list) and the configuration schema (the platform's default when the manifest declares
-/// none). Read on every `PUT /apps/:name/install`, so without the rest of the manifest.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InstallTarget {
-    pub sha256: String,
-    pub config_schema: Value,
-}
-
-/// The [`InstallTarget`] of one version of `name` the viewer sees.
-pub async fn install_target(
-    executor: impl PgExecutor<'_>,
-    viewer: Viewer,
-    name: &str,
-    id: Uuid,
-) -> Result<Option<InstallTarget>, Error> {
-    let sql = format!(
-        "SELECT v.sha256, v.manifest->'configSchema' FROM app_versions v \
-         WHERE {VISIBLE} AND v.name = $3 AND v.id = $4"
-    );
-    let row: Option<(String, Option<Value>)> = sqlx::query_as(AssertSqlSafe(sql))
-        .bind(viewer.tenant.id())
-        .bind(viewer.sees_uploaded)
-        .bind(name)
-        .bind(id)
-        .fetch_optional(executor)
-        .await?;
-    Ok(row.map(|(sha256, config_schema)| InstallTarget {
-        sha256,
-        config_schema: config_schema.unwrap_or_else(schema::manifest::default_config_schema),
-    }))
-}
-
 /// A platform version, whoever looks (the catalogue's own answers).
 pub async fn platform(
     executor: impl PgExecutor<'_>,
