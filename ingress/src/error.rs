@@ -188,6 +188,16 @@ impl Error {
         Error::Validation(vec![Issue::new(location, path, message)])
     }
 
+    /// The issues a body failed a schema with (their paths point into the body).
+    pub(crate) fn body_issues(issues: Vec<schema::Issue>) -> Self {
+        Error::Validation(
+            issues
+                .into_iter()
+                .map(|i| Issue::new(Location::Body, i.path, i.message))
+                .collect(),
+        )
+    }
+
     /// Whether the failure is the server's (logged at error level, counted as 5xx).
     pub(crate) fn is_server_fault(&self) -> bool {
         self.status().is_server_error()

@@ -17,7 +17,7 @@ use uuid::Uuid;
 use super::apps::viewer;
 use crate::body;
 use crate::commands::{self, Origin};
-use crate::error::{Error, Issue, Location};
+use crate::error::Error;
 use crate::path;
 use crate::query::Query;
 use crate::state::State;
@@ -59,14 +59,7 @@ pub(crate) async fn put(
     }
     let config = Value::Object(install.config);
     let config_schema = &version.manifest["configSchema"];
-    schema::strict::validate(config_schema, &config, "/config").map_err(|issues| {
-        Error::Validation(
-            issues
-                .into_iter()
-                .map(|i| Issue::new(Location::Body, i.path, i.message))
-                .collect(),
-        )
-    })?;
+    schema::strict::validate(config_schema, &config, "/config").map_err(Error::body_issues)?;
     let command = Command::Install {
         name,
         version_id: install.version_id,

@@ -24,7 +24,7 @@ use super::apps::viewer;
 use crate::auth::Permission;
 use crate::body;
 use crate::commands::{self, Origin};
-use crate::error::{Error, Issue, Location};
+use crate::error::{Error, Location};
 use crate::path;
 use crate::state::State;
 
@@ -85,14 +85,8 @@ pub(crate) async fn call(
             format!("{name} {} has no such action", version.version),
         ));
     }
-    schema::strict::validate(&action["input"], &test.input, "/input").map_err(|issues| {
-        let issues = issues.into_iter();
-        Error::Validation(
-            issues
-                .map(|i| Issue::new(Location::Body, i.path, i.message))
-                .collect(),
-        )
-    })?;
+    schema::strict::validate(&action["input"], &test.input, "/input")
+        .map_err(Error::body_issues)?;
     if !install.missing_secrets.is_empty() {
         return Err(Error::Refused(topics::Refusal {
             code: topics::RefusalCode::AppNotConfigured,
