@@ -71,7 +71,7 @@ where
 }
 
 /// A serde path as a JSON Pointer (`""` for the whole body).
-fn pointer_of(path: &serde_path_to_error::Path) -> String {
+pub(crate) fn pointer_of(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
     for segment in path.iter() {

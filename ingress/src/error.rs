@@ -148,6 +148,7 @@ fn refusal_code(refusal: &Refusal) -> &'static str {
         RefusalCode::FourEyes => "four_eyes",
         RefusalCode::AppNotConfigured => "app_not_configured",
         RefusalCode::AppInUse => "app_in_use",
+        RefusalCode::ValidationError => "validation_error",
     }
 }
 
@@ -155,6 +156,7 @@ fn refusal_status(refusal: &Refusal) -> StatusCode {
     match refusal.code {
         RefusalCode::NotFound => StatusCode::NOT_FOUND,
         RefusalCode::FourEyes => StatusCode::FORBIDDEN,
+        RefusalCode::ValidationError => StatusCode::BAD_REQUEST,
         RefusalCode::Conflict | RefusalCode::AppNotConfigured | RefusalCode::AppInUse => {
             StatusCode::CONFLICT
         }

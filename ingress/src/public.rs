@@ -56,6 +56,10 @@ pub(crate) enum ApiRoute {
     TestApp,
     GetApprovalSettings,
     PutApprovalSettings,
+    CreateDefinitionVersion,
+    GetDefinition,
+    GetDefinitionVersion,
+    PublishDefinition,
 }
 
 impl Route for PublicRoute {
@@ -83,6 +87,10 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::TestApp),
         PublicRoute::Api(ApiRoute::GetApprovalSettings),
         PublicRoute::Api(ApiRoute::PutApprovalSettings),
+        PublicRoute::Api(ApiRoute::CreateDefinitionVersion),
+        PublicRoute::Api(ApiRoute::GetDefinition),
+        PublicRoute::Api(ApiRoute::GetDefinitionVersion),
+        PublicRoute::Api(ApiRoute::PublishDefinition),
     ];
 
     fn method(self) -> Method {
@@ -112,13 +120,17 @@ impl ApiRoute {
             | ApiRoute::GetApp
             | ApiRoute::ListAppVersions
             | ApiRoute::AppUsage
-            | ApiRoute::GetApprovalSettings => Method::GET,
+            | ApiRoute::GetApprovalSettings
+            | ApiRoute::GetDefinition
+            | ApiRoute::GetDefinitionVersion => Method::GET,
             ApiRoute::UploadApp
             | ApiRoute::PublishVersion
             | ApiRoute::ApproveVersion
             | ApiRoute::RejectVersion
             | ApiRoute::StoreSecret
-            | ApiRoute::TestApp => Method::POST,
+            | ApiRoute::TestApp
+            | ApiRoute::CreateDefinitionVersion
+            | ApiRoute::PublishDefinition => Method::POST,
             ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
             ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
                 Method::DELETE
@@ -144,6 +156,10 @@ impl ApiRoute {
             ApiRoute::StoreSecret | ApiRoute::RevokeSecret => "/apps/{name}/secrets/{secret}",
             ApiRoute::TestApp => "/apps/{name}/test",
             ApiRoute::GetApprovalSettings | ApiRoute::PutApprovalSettings => "/approval-settings",
+            ApiRoute::CreateDefinitionVersion => "/definitions/{kind}/{key}/versions",
+            ApiRoute::GetDefinition => "/definitions/{kind}/{key}",
+            ApiRoute::GetDefinitionVersion => "/definitions/{kind}/{key}/versions/{version}",
+            ApiRoute::PublishDefinition => "/definitions/{kind}/{key}/versions/{version}/publish",
         }
     }
 
@@ -169,6 +185,10 @@ impl ApiRoute {
             | ApiRoute::TestApp => Permission::AppsWrite,
             ApiRoute::GetApprovalSettings | ApiRoute::PutApprovalSettings => {
                 Permission::ApprovalsConfigure
+            }
+            ApiRoute::GetDefinition | ApiRoute::GetDefinitionVersion => Permission::DefinitionsRead,
+            ApiRoute::CreateDefinitionVersion | ApiRoute::PublishDefinition => {
+                Permission::DefinitionsWrite
             }
         }
     }
@@ -349,6 +369,7 @@ async fn authorised(
     };
     let query = parts.uri.query();
     let (name, id, secret) = (params.get("name"), params.get("id"), params.get("secret"));
+    let (kind, key, version) = (params.get("kind"), params.get("key"), params.get("version"));
     match route {
         ApiRoute::ListInvocations => routes::app_invocations::list(state, principal, query).await,
         ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
@@ -377,6 +398,16 @@ async fn authorised(
         ApiRoute::GetApprovalSettings => routes::approval_settings::get(state, principal).await,
         ApiRoute::PutApprovalSettings => {
             routes::approval_settings::put(state, origin, &parts, body).await
+        }
+        ApiRoute::CreateDefinitionVersion => {
+            routes::definitions::create_version(state, origin, (&parts, body), (kind, key)).await
+        }
+        ApiRoute::GetDefinition => routes::definitions::get(state, principal, (kind, key)).await,
+        ApiRoute::GetDefinitionVersion => {
+            routes::definitions::get_version(state, principal, (kind, key, version)).await
+        }
+        ApiRoute::PublishDefinition => {
+            routes::definitions::publish(state, origin, (kind, key, version)).await
         }
     }
 }

@@ -16,7 +16,9 @@ use crate::health::{Health, serve_health};
 use crate::outbox::Relay;
 use crate::partitions;
 use crate::replies::Replies;
-use crate::stages::{self, apps::AppsStage, installs::InstallsStage};
+use crate::stages::{
+    self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
+};
 use crate::workers::Workers;
 
 /// Runs the pipeline.
@@ -74,8 +76,16 @@ async fn run(config: Config, process: Process) -> RunResult {
         InstallsStage,
         config.kafka_brokers.clone(),
         pool.clone(),
-        replies,
+        replies.clone(),
         workers.register(topics::catalogue::INSTALLS.name),
+        stop.clone(),
+    ));
+    let definitions = tokio::spawn(stages::consume(
+        DefinitionsStage,
+        config.kafka_brokers.clone(),
+        pool.clone(),
+        replies.clone(),
+        workers.register(topics::catalogue::DEFINITIONS.name),
         stop.clone(),
     ));
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
@@ -89,7 +99,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         producer: producer.clone(),
     };
     serve_health(listener, health, stop).await;
-    let _ = tokio::join!(relay, maintenance, apps, installs);
+    let _ = tokio::join!(relay, maintenance, apps, installs, definitions);
     let _ = producer.flush(Duration::from_secs(5));
     Ok(())
 }

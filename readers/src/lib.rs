@@ -5,6 +5,7 @@
 
 pub mod approval_settings;
 pub mod apps;
+pub mod definitions;
 pub mod error;
 pub mod invocations;
 pub mod page;

@@ -16,7 +16,9 @@ pub enum TopicKey {
     /// `tenant/app-name` (`platform/app-name` for the platform's own versions): app versions,
     /// installs, circuits. A tenant-wide setting is keyed by the tenant alone.
     TenantApp,
-    /// The workflow run (or the call, outside a run).
+    /// `tenant/kind/key`: a definition's versions.
+    Definition,
+    /// The workflow run.
     Run,
     /// The callback session.
     CallbackSession,
@@ -48,11 +50,18 @@ pub const INSTALLS: Topic = Topic {
     carries: "install, configure, uninstall, secrets, test calls",
 };
 
-pub const INVOCATIONS: Topic = Topic {
-    name: "invocations.commands",
-    partitions: 24,
+pub const DEFINITIONS: Topic = Topic {
+    name: "definitions.commands",
+    partitions: 2,
+    key: TopicKey::Definition,
+    carries: "new versions of workflows, rules, rule sets and collection flows; publishing",
+};
+
+pub const RUNS: Topic = Topic {
+    name: "runs.commands",
+    partitions: 4,
     key: TopicKey::Run,
-    carries: "app calls of workflow runs and rules",
+    carries: "workflow runs: start, cancel, and the timers that resume them; their app calls",
 };
 
 pub const CALLBACKS: Topic = Topic {
@@ -87,7 +96,8 @@ pub const DEAD_LETTER: Topic = Topic {
 pub const ALL: &[Topic] = &[
     APPS,
     INSTALLS,
-    INVOCATIONS,
+    DEFINITIONS,
+    RUNS,
     CALLBACKS,
     CIRCUITS,
     TIMERS,

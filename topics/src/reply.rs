@@ -77,6 +77,9 @@ pub enum RefusalCode {
     AppNotConfigured,
     /// 409: uninstalling while runs wait on callbacks.
     AppInUse,
+    /// 400: the command names something the stage found invalid (`details.issues`), for
+    /// example an app rule calling an asynchronous action.
+    ValidationError,
 }
 
 /// The Redis channel on which the reply to `command_id` is published.

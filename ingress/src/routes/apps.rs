@@ -53,9 +53,9 @@ pub(crate) async fn versions(
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }
 
-/// Published workflows and rules that call the app, with the actions they call. Definitions
-/// arrive with workflow runs (issue 10); until then no definition calls any app, so the list
-/// is empty for every app the tenant sees.
+/// Published definitions of the tenant that call the app (their steps and app rules written
+/// out), with the actions they call, by kind and key. An app name the tenant sees no version
+/// of answers 404.
 pub(crate) async fn usage(
     state: &State,
     principal: &Principal,
@@ -66,6 +66,7 @@ pub(crate) async fn usage(
     if seen.is_empty() {
         return Err(Error::NotFound);
     }
-    let items: [serde_json::Value; 0] = [];
+    let tenant = readers::Tenant::new(principal.tenant);
+    let items = readers::definitions::usage(&state.pool, tenant, name).await?;
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }

@@ -11,4 +11,5 @@ pub(crate) mod app_uploads;
 pub(crate) mod app_versions;
 pub(crate) mod approval_settings;
 pub(crate) mod apps;
+pub(crate) mod definitions;
 pub(crate) mod openapi;

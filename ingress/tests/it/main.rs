@@ -7,6 +7,7 @@
 mod access_log;
 mod apps;
 mod auth;
+mod definitions;
 mod envelope;
 mod health;
 mod internal;

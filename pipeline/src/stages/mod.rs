@@ -1,9 +1,11 @@
 //! The stages, one per concern, each the single writer of its topic's keys: [`apps`] (the
-//! versions' lifecycle, the platform catalogue, approval settings) and [`installs`] (installs,
-//! their secrets, test-call audits). [`consume`] runs one stage's consumer, reporting its state
+//! versions' lifecycle, the platform catalogue, approval settings), [`installs`] (installs,
+//! their secrets, test-call audits) and [`definitions`] (versions of workflows and rules,
+//! publishing). [`consume`] runs one stage's consumer, reporting its state
 //! on `/healthz`.
 
 pub(crate) mod apps;
+pub(crate) mod definitions;
 pub(crate) mod installs;
 
 use std::time::Duration;

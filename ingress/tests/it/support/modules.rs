@@ -34,8 +34,14 @@ pub fn manifest(name: &str, version: &str) -> Value {
     })
 }
 
-/// A module answering `manifest` and, from `invoke`, `answer`.
+/// A module answering `manifest` and, from `invoke` (and `handle_webhook` when the manifest
+/// says it handles webhooks), `answer`.
 pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
+    let webhook = if manifest["handles"]["webhook"] == true {
+        "(func (export \"handle_webhook\") (result i32) (call $answer (i32.const 32768) (i32.const ANSWER_LEN)) (i32.const 0))"
+    } else {
+        ""
+    };
     let manifest = manifest.to_string();
     let answer = answer.to_string();
     let wat = format!(
@@ -60,7 +66,9 @@ pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
     (call $answer (i32.const 1024) (i32.const {manifest_len})) (i32.const 0))
   (func (export "invoke") (result i32)
     (call $answer (i32.const 32768) (i32.const {answer_len})) (i32.const 0))
+  {webhook}
 )"#,
+        webhook = webhook.replace("ANSWER_LEN", &answer.len().to_string()),
         manifest_text = escape(&manifest),
         manifest_len = manifest.len(),
         answer_text = escape(&answer),

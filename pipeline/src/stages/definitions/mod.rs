@@ -1,0 +1,44 @@
+//! The definitions stage: versions of workflows, rules, rule sets and collection flows, one
+//! writer per key — [`create_version`] numbers the key's next version, [`publish`] makes one
+//! version the key's published one after the [`checks`] of what it calls.
+
+mod checks;
+mod create_version;
+mod publish;
+
+use async_trait::async_trait;
+use sqlx::{Postgres, Transaction};
+use topics::definitions::Command;
+use topics::{Envelope, Outcome};
+
+use crate::Error;
+use crate::stage::Stage;
+
+/// Applies [`Command`]s of the `definitions.commands` topic.
+#[derive(Debug, Default)]
+pub(crate) struct DefinitionsStage;
+
+#[async_trait]
+impl Stage for DefinitionsStage {
+    type Body = Command;
+    const NAME: &'static str = "definitions";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Outcome, Error> {
+        let tenant = command
+            .tenant
+            .ok_or_else(|| Error::Invalid("a definitions command without a tenant".into()))?;
+        let tenant = readers::Tenant::new(tenant);
+        match &command.body {
+            Command::CreateVersion { kind, key, body } => {
+                create_version::apply(tx, command, tenant, *kind, key, body).await
+            }
+            Command::Publish { kind, key, version } => {
+                publish::apply(tx, command, tenant, *kind, key, *version).await
+            }
+        }
+    }
+}

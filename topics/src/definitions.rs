@@ -1,0 +1,521 @@
+//! Versioned definitions (SPEC §1: `workflow`, `rule`, `rule_set`, `collection_flow`) and the
+//! commands that write them, on [`catalogue::DEFINITIONS`], keyed by tenant, kind and key: one
+//! writer numbers a key's versions and decides which one is published.
+//!
+//! SPEC does not show definition bodies beyond what app calls need; these are the smallest
+//! bodies that make app calls happen as SPEC describes (README "Definitions and runs"):
+//! - a workflow is a list of [`Step`]s: `call_app` and `rule_set`;
+//! - a rule is a [`Rule`]: an app rule (`type: app`) or a comparison of the data (`type: field`);
+//! - a rule set is a list of rules (inline, or `{rule: key}` naming a published rule);
+//! - a collection flow names the workflow its submissions run (`workflow`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::{Message, Topic, catalogue};
+
+/// The kind of a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Workflow,
+    Rule,
+    RuleSet,
+    CollectionFlow,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [
+        Kind::Workflow,
+        Kind::Rule,
+        Kind::RuleSet,
+        Kind::CollectionFlow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Workflow => "workflow",
+            Kind::Rule => "rule",
+            Kind::RuleSet => "rule_set",
+            Kind::CollectionFlow => "collection_flow",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// A definition's body, by kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Body {
+    Workflow(Workflow),
+    Rule(Rule),
+    RuleSet(RuleSet),
+    CollectionFlow(CollectionFlow),
+}
+
+impl Body {
+    /// Reads `body` as a definition of `kind`, naming the first mismatch.
+    pub fn parse(kind: Kind, body: Value) -> Result<Self, serde_json::Error> {
+        Ok(match kind {
+            Kind::Workflow => Body::Workflow(serde_json::from_value(body)?),
+            Kind::Rule => Body::Rule(serde_json::from_value(body)?),
+            Kind::RuleSet => Body::RuleSet(serde_json::from_value(body)?),
+            Kind::CollectionFlow => Body::CollectionFlow(serde_json::from_value(body)?),
+        })
+    }
+
+    /// Every app call the body writes out, in order, with where (rules named by key are
+    /// their own definitions' calls).
+    pub fn app_calls(&self) -> Vec<AppCall<'_>> {
+        let mut calls = Vec::new();
+        match self {
+            Body::Workflow(workflow) => {
+                for (i, step) in workflow.steps.iter().enumerate() {
+                    match &step.run {
+                        StepRun::CallApp(call) => calls.push(AppCall {
+                            app: &call.app,
+                            action: &call.action,
+                            from_rule: false,
+                            path: format!("/steps/{i}"),
+                        }),
+                        StepRun::RuleSet(set) => {
+                            push_rule_calls(&set.rules, &format!("/steps/{i}"), &mut calls);
+                        }
+                    }
+                }
+            }
+            Body::Rule(rule) => rule.push_call(String::new(), &mut calls),
+            Body::RuleSet(set) => push_rule_calls(&set.rules, "", &mut calls),
+            Body::CollectionFlow(_) => {}
+        }
+        calls
+    }
+}
+
+impl Body {
+    /// What the body's types cannot say: step ids unique and not empty, mapping values that
+    /// are paths, comparisons that fit their operator, keys that can name a definition. Each
+    /// problem as `(JSON Pointer, message)`.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        match self {
+            Body::Workflow(workflow) => {
+                if workflow.steps.is_empty() {
+                    problems.push(("/steps".into(), "a workflow has at least one step".into()));
+                }
+                let mut seen = std::collections::HashSet::new();
+                for (i, step) in workflow.steps.iter().enumerate() {
+                    let at = format!("/steps/{i}");
+                    if step.id.is_empty() || step.id.len() > 100 {
+                        problems.push((
+                            format!("{at}/id"),
+                            "a step id is 1 to 100 characters".into(),
+                        ));
+                    } else if !seen.insert(step.id.as_str()) {
+                        problems.push((
+                            format!("{at}/id"),
+                            format!("step id {} is used twice", step.id),
+                        ));
+                    }
+                    match &step.run {
+                        StepRun::CallApp(call) => {
+                            mapping_problems(call.input_mapping.as_ref(), &at, &mut problems);
+                            output_key_problems(call.output_key.as_deref(), &at, &mut problems);
+                        }
+                        StepRun::RuleSet(set) => {
+                            if set.rule_set.is_none() && set.rules.is_empty() {
+                                problems.push((
+                                    at.clone(),
+                                    "a rule_set step names a ruleSet or has rules".into(),
+                                ));
+                            }
+                            if let Some(key) = &set.rule_set {
+                                key_problems(key, &format!("{at}/ruleSet"), &mut problems);
+                            }
+                            rules_problems(&set.rules, &at, &mut problems);
+                            output_key_problems(set.output_key.as_deref(), &at, &mut problems);
+                        }
+                    }
+                }
+            }
+            Body::Rule(rule) => rule_problems(rule, "", &mut problems),
+            Body::RuleSet(set) => {
+                if set.rules.is_empty() {
+                    problems.push(("/rules".into(), "a rule set has at least one rule".into()));
+                }
+                rules_problems(&set.rules, "", &mut problems);
+            }
+            Body::CollectionFlow(flow) => key_problems(&flow.workflow, "/workflow", &mut problems),
+        }
+        problems
+    }
+}
+
+/// SPEC §1: a definition key is 1 to 100 lowercase letters, digits, `_` and `-`, starting
+/// with a letter or digit.
+pub fn is_key(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    (1..=100).contains(&bytes.len())
+        && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_' || *b == b'-')
+}
+
+fn key_problems(key: &str, at: &str, problems: &mut Vec<(String, String)>) {
+    if !is_key(key) {
+        problems.push((at.into(), "a definition key is 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit".into()));
+    }
+}
+
+fn output_key_problems(key: Option<&str>, at: &str, problems: &mut Vec<(String, String)>) {
+    if key.is_some_and(|key| key.is_empty() || key.contains('.')) {
+        problems.push((
+            format!("{at}/outputKey"),
+            "an output key is a non-empty name without dots".into(),
+        ));
+    }
+}
+
+fn mapping_problems(
+    mapping: Option<&Map<String, Value>>,
+    at: &str,
+    problems: &mut Vec<(String, String)>,
+) {
+    for (field, path) in mapping.into_iter().flatten() {
+        if path.as_str().is_none_or(str::is_empty) {
+            let pointer = format!(
+                "{at}/inputMapping/{}",
+                field.replace('~', "~0").replace('/', "~1")
+            );
+            problems.push((
+                pointer,
+                "a mapping is a dot path into the run context".into(),
+            ));
+        }
+    }
+}
+
+fn rules_problems(rules: &[RuleEntry], parent: &str, problems: &mut Vec<(String, String)>) {
+    for (j, entry) in rules.iter().enumerate() {
+        let at = format!("{parent}/rules/{j}");
+        match entry {
+            RuleEntry::Named { rule } => key_problems(rule, &format!("{at}/rule"), problems),
+            RuleEntry::Inline(rule) => rule_problems(rule, &at, problems),
+        }
+    }
+}
+
+fn rule_problems(rule: &Rule, at: &str, problems: &mut Vec<(String, String)>) {
+    let condition = match rule {
+        Rule::App(rule) => {
+            mapping_problems(rule.input_mapping.as_ref(), at, problems);
+            &rule.fail_when
+        }
+        Rule::Field(rule) => &rule.fail_when,
+    };
+    let fits = match condition.op {
+        Op::Gt | Op::Gte | Op::Lt | Op::Lte => condition.value.is_number(),
+        Op::In => condition.value.is_array(),
+        Op::Eq | Op::Ne | Op::Exists | Op::Missing => true,
+    };
+    if !fits {
+        problems.push((
+            format!("{at}/failWhen/value"),
+            "gt, gte, lt and lte compare with a number; in with an array".into(),
+        ));
+    }
+}
+
+fn push_rule_calls<'a>(rules: &'a [RuleEntry], parent: &str, calls: &mut Vec<AppCall<'a>>) {
+    for (j, entry) in rules.iter().enumerate() {
+        if let RuleEntry::Inline(rule) = entry {
+            rule.push_call(format!("{parent}/rules/{j}"), calls);
+        }
+    }
+}
+
+/// Where a definition calls an app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppCall<'a> {
+    pub app: &'a str,
+    pub action: &'a str,
+    /// `true` for an app rule (which needs a synchronous action).
+    pub from_rule: bool,
+    /// JSON Pointer of the step or rule in the body.
+    pub path: String,
+}
+
+/// A workflow: its steps run in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Workflow {
+    pub steps: Vec<Step>,
+}
+
+/// One step of a workflow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// Unique within the workflow; names the step in the run and in idempotency keys.
+    pub id: String,
+    #[serde(flatten)]
+    pub run: StepRun,
+}
+
+/// What a step does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StepRun {
+    /// Calls an action of an installed app (SPEC §4.12).
+    CallApp(CallApp),
+    /// Evaluates rules; the outcome lands under `outputKey`.
+    RuleSet(RuleSetStep),
+}
+
+/// A `call_app` step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallApp {
+    pub app: String,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Map<String, Value>>,
+    /// Input field → dot path into the run context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mapping: Option<Map<String, Value>>,
+    /// Where the output lands in the run context (and `<outputKey>ExternalId` for an
+    /// asynchronous action); the step id when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_key: Option<String>,
+}
+
+/// A `rule_set` step: the rules of a published rule set (`ruleSet`), or its own (`rules`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleSetStep {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<String>,
+    #[serde(default)]
+    pub rules: Vec<RuleEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_key: Option<String>,
+}
+
+/// A rule set definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuleSet {
+    pub rules: Vec<RuleEntry>,
+}
+
+/// A rule of a rule set: written out, or a published rule named by key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RuleEntry {
+    Named { rule: String },
+    Inline(Rule),
+}
+
+/// A rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Rule {
+    /// Calls a synchronous action and compares the output's `resultPath` with `failWhen`.
+    App(AppRule),
+    /// Compares the value at `path` of the rule data with `failWhen`.
+    Field(FieldRule),
+}
+
+impl Rule {
+    fn push_call<'a>(&'a self, path: String, calls: &mut Vec<AppCall<'a>>) {
+        if let Rule::App(rule) = self {
+            calls.push(AppCall {
+                app: &rule.app,
+                action: &rule.action,
+                from_rule: true,
+                path,
+            });
+        }
+    }
+}
+
+/// An app rule (SPEC §4.12 rule 7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppRule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub app: String,
+    pub action: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mapping: Option<Map<String, Value>>,
+    /// Dot path into the output.
+    pub result_path: String,
+    pub fail_when: Condition,
+}
+
+/// A rule on the data alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FieldRule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Dot path into the rule data (the run context).
+    pub path: String,
+    pub fail_when: Condition,
+}
+
+/// When a rule fails: the compared value against `value` by `op`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Condition {
+    pub op: Op,
+    #[serde(default)]
+    pub value: Value,
+}
+
+/// A comparison. `exists` fails the rule when the value is there; `missing` when it is not;
+/// the ordered ones compare numbers only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    Exists,
+    Missing,
+}
+
+/// A collection flow: the workflow its submissions run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CollectionFlow {
+    pub workflow: String,
+}
+
+/// Commands of a definition key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// A new version (the next number), not yet published. The API has read `body` as `kind`.
+    CreateVersion {
+        kind: Kind,
+        key: String,
+        body: Value,
+    },
+    /// Publishes `version`: it becomes the key's published version.
+    Publish {
+        kind: Kind,
+        key: String,
+        version: i32,
+    },
+}
+
+impl Command {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Command::CreateVersion { kind, .. } | Command::Publish { kind, .. } => *kind,
+        }
+    }
+
+    pub fn key(&self) -> &str {
+        match self {
+            Command::CreateVersion { key, .. } | Command::Publish { key, .. } => key,
+        }
+    }
+}
+
+impl Message for Command {
+    const TOPIC: Topic = catalogue::DEFINITIONS;
+    const VERSION: u16 = 1;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());
+        format!("{tenant}/{}/{}", self.kind().as_str(), Command::key(self)).into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_workflow_reads_with_both_step_types() {
+        let body = json!({"steps": [
+            {"id": "kyc", "type": "call_app", "app": "vendor-app", "action": "check",
+             "input": {"depth": 1}, "inputMapping": {"name": "subject.name"}, "outputKey": "kyc"},
+            {"id": "score", "type": "rule_set", "rules": [
+                {"type": "app", "app": "aml", "action": "screen", "resultPath": "hits",
+                 "failWhen": {"op": "gt", "value": 0}},
+                {"type": "field", "path": "kyc.score", "failWhen": {"op": "lt", "value": 0.5}},
+                {"rule": "pep-check"}
+            ]}
+        ]});
+        let parsed = Body::parse(Kind::Workflow, body.clone()).expect("reads");
+        let calls: Vec<(&str, &str, bool, String)> = parsed
+            .app_calls()
+            .into_iter()
+            .map(|c| (c.app, c.action, c.from_rule, c.path))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("vendor-app", "check", false, "/steps/0".to_owned()),
+                ("aml", "screen", true, "/steps/1/rules/0".to_owned())
+            ]
+        );
+        assert_eq!(serde_json::to_value(&parsed).expect("writes"), body);
+    }
+
+    #[test]
+    fn unknown_fields_and_step_types_are_refused() {
+        let typo = json!({"steps": [{"id": "a", "type": "call_app", "app": "x", "action": "y", "imput": {}}]});
+        assert!(Body::parse(Kind::Workflow, typo).is_err());
+        let unknown = json!({"steps": [{"id": "a", "type": "sleep"}]});
+        assert!(Body::parse(Kind::Workflow, unknown).is_err());
+        assert!(Body::parse(Kind::Rule, json!({"type": "field", "path": "a"})).is_err());
+        assert!(Body::parse(Kind::CollectionFlow, json!({"workflow": "onboarding"})).is_ok());
+    }
+
+    #[test]
+    fn problems_name_where() {
+        let body = json!({"steps": [
+            {"id": "a", "type": "call_app", "app": "x", "action": "y", "inputMapping": {"n": 3}},
+            {"id": "a", "type": "rule_set", "ruleSet": "Bad Key", "rules": [
+                {"type": "field", "path": "p", "failWhen": {"op": "gt", "value": "ten"}}
+            ], "outputKey": "a.b"}
+        ]});
+        let problems: Vec<String> = Body::parse(Kind::Workflow, body)
+            .expect("reads")
+            .problems()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "/steps/0/inputMapping/n",
+                "/steps/1/id",
+                "/steps/1/ruleSet",
+                "/steps/1/rules/0/failWhen/value",
+                "/steps/1/outputKey"
+            ]
+        );
+        let empty = Body::parse(Kind::Workflow, json!({"steps": []})).expect("reads");
+        assert_eq!(empty.problems().len(), 1);
+        assert!(is_key("kyc_check-2") && !is_key("_kyc") && !is_key("KYC") && !is_key(""));
+    }
+}
