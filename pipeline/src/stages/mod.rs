@@ -7,6 +7,7 @@
 pub(crate) mod apps;
 pub(crate) mod definitions;
 pub(crate) mod installs;
+mod runs;
 
 use std::time::Duration;
 
