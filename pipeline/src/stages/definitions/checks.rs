@@ -166,15 +166,26 @@ async fn check_rule_set(
     let Body::RuleSet(set) = set else {
         return Ok(());
     };
-    for (j, entry) in set.rules.iter().enumerate() {
-        let at = format!("{path}/ruleSet");
+    // Findings inside the named rule set point at the step's `ruleSet`: the body has no path
+    // into another definition.
+    let at = format!("{path}/ruleSet");
+    for entry in &set.rules {
         match entry {
             RuleEntry::Inline(Rule::App(rule)) => {
-                check_call(tx, tenant, &rule.app, &rule.action, true, at, checked).await?;
+                check_call(
+                    tx,
+                    tenant,
+                    &rule.app,
+                    &rule.action,
+                    true,
+                    at.clone(),
+                    checked,
+                )
+                .await?;
             }
             RuleEntry::Inline(Rule::Field(_)) => {}
             RuleEntry::Named { rule } => {
-                check_named_rule(tx, tenant, rule, format!("{at}#/rules/{j}"), checked).await?;
+                check_named_rule(tx, tenant, rule, at.clone(), checked).await?;
             }
         }
     }
