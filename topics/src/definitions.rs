@@ -58,13 +58,16 @@ pub enum Body {
 }
 
 impl Body {
-    /// Reads `body` as a definition of `kind`, naming the first mismatch.
-    pub fn parse(kind: Kind, body: Value) -> Result<Self, serde_json::Error> {
+    /// Reads `body` as a definition of `kind`; the error says where the first mismatch is.
+    pub fn parse(
+        kind: Kind,
+        body: Value,
+    ) -> Result<Self, serde_path_to_error::Error<serde_json::Error>> {
         Ok(match kind {
-            Kind::Workflow => Body::Workflow(serde_json::from_value(body)?),
-            Kind::Rule => Body::Rule(serde_json::from_value(body)?),
-            Kind::RuleSet => Body::RuleSet(serde_json::from_value(body)?),
-            Kind::CollectionFlow => Body::CollectionFlow(serde_json::from_value(body)?),
+            Kind::Workflow => Body::Workflow(serde_path_to_error::deserialize(body)?),
+            Kind::Rule => Body::Rule(serde_path_to_error::deserialize(body)?),
+            Kind::RuleSet => Body::RuleSet(serde_path_to_error::deserialize(body)?),
+            Kind::CollectionFlow => Body::CollectionFlow(serde_path_to_error::deserialize(body)?),
         })
     }
 

@@ -7,7 +7,6 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
 use topics::definitions::{Body, Command, Kind, is_key};
@@ -26,7 +25,10 @@ pub(crate) async fn create_version(
 ) -> Result<Response<HttpBody>, Error> {
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
     let value: Value = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let parsed = typed(kind, &value)?;
+    let parsed = Body::parse(kind, value.clone()).map_err(|error| {
+        let path = body::pointer_of(error.path());
+        Error::validation(Location::Body, path, error.into_inner().to_string())
+    })?;
     let problems = parsed.problems();
     if !problems.is_empty() {
         let issues = problems
@@ -84,23 +86,6 @@ pub(crate) async fn publish(
     };
     let published = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &published))
-}
-
-/// The body read as its kind, with the path of the first mismatch.
-fn typed(kind: Kind, value: &Value) -> Result<Body, Error> {
-    Ok(match kind {
-        Kind::Workflow => Body::Workflow(read_as(value)?),
-        Kind::Rule => Body::Rule(read_as(value)?),
-        Kind::RuleSet => Body::RuleSet(read_as(value)?),
-        Kind::CollectionFlow => Body::CollectionFlow(read_as(value)?),
-    })
-}
-
-fn read_as<T: DeserializeOwned>(value: &Value) -> Result<T, Error> {
-    serde_path_to_error::deserialize(value.clone()).map_err(|error| {
-        let path = body::pointer_of(error.path());
-        Error::validation(Location::Body, path, error.into_inner().to_string())
-    })
 }
 
 fn kind_of(kind: &str) -> Result<Kind, Error> {
