@@ -122,13 +122,7 @@ impl Config {
 fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     let current = env.text("SECRET_STORE_KEY");
     let previous = env.text("SECRET_STORE_PREVIOUS_KEYS").unwrap_or_default();
-    let previous: Vec<&str> = previous
-        .split(',')
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .collect();
-    let current = current?;
-    match SecretKeys::parse(&current, &previous) {
+    match SecretKeys::from_settings(&current?, &previous) {
         Ok(keys) => Some(Arc::new(keys)),
         Err(error) => {
             env.problem(format!(
@@ -142,14 +136,10 @@ fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
 /// `APP_BLOCKED_SHA256`: comma-separated module hashes.
 fn blocked_modules(env: &mut Env) -> Vec<Sha256> {
     let raw = env.text("APP_BLOCKED_SHA256").unwrap_or_default();
-    let mut blocked = Vec::new();
-    for item in raw.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        match item.to_ascii_lowercase().parse() {
-            Ok(sha256) => blocked.push(sha256),
-            Err(_) => env.problem(format!("APP_BLOCKED_SHA256: {item:?} is not a sha256")),
-        }
-    }
-    blocked
+    Sha256::parse_list(&raw).unwrap_or_else(|problem| {
+        env.problem(format!("APP_BLOCKED_SHA256: {problem}"));
+        Vec::new()
+    })
 }
 
 fn auth_config(env: &mut Env) -> AuthConfig {

@@ -60,6 +60,9 @@ pub(crate) enum ApiRoute {
     GetDefinition,
     GetDefinitionVersion,
     PublishDefinition,
+    StartRun,
+    GetRun,
+    CancelRun,
 }
 
 impl Route for PublicRoute {
@@ -91,6 +94,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::GetDefinition),
         PublicRoute::Api(ApiRoute::GetDefinitionVersion),
         PublicRoute::Api(ApiRoute::PublishDefinition),
+        PublicRoute::Api(ApiRoute::StartRun),
+        PublicRoute::Api(ApiRoute::GetRun),
+        PublicRoute::Api(ApiRoute::CancelRun),
     ];
 
     fn method(self) -> Method {
@@ -122,7 +128,8 @@ impl ApiRoute {
             | ApiRoute::AppUsage
             | ApiRoute::GetApprovalSettings
             | ApiRoute::GetDefinition
-            | ApiRoute::GetDefinitionVersion => Method::GET,
+            | ApiRoute::GetDefinitionVersion
+            | ApiRoute::GetRun => Method::GET,
             ApiRoute::UploadApp
             | ApiRoute::PublishVersion
             | ApiRoute::ApproveVersion
@@ -130,7 +137,9 @@ impl ApiRoute {
             | ApiRoute::StoreSecret
             | ApiRoute::TestApp
             | ApiRoute::CreateDefinitionVersion
-            | ApiRoute::PublishDefinition => Method::POST,
+            | ApiRoute::PublishDefinition
+            | ApiRoute::StartRun
+            | ApiRoute::CancelRun => Method::POST,
             ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
             ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
                 Method::DELETE
@@ -160,6 +169,9 @@ impl ApiRoute {
             ApiRoute::GetDefinition => "/definitions/{kind}/{key}",
             ApiRoute::GetDefinitionVersion => "/definitions/{kind}/{key}/versions/{version}",
             ApiRoute::PublishDefinition => "/definitions/{kind}/{key}/versions/{version}/publish",
+            ApiRoute::StartRun => "/workflow-runs",
+            ApiRoute::GetRun => "/workflow-runs/{id}",
+            ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
         }
     }
 
@@ -190,6 +202,8 @@ impl ApiRoute {
             ApiRoute::CreateDefinitionVersion | ApiRoute::PublishDefinition => {
                 Permission::DefinitionsWrite
             }
+            ApiRoute::GetRun => Permission::RunsRead,
+            ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
         }
     }
 
@@ -409,5 +423,8 @@ async fn authorised(
         ApiRoute::PublishDefinition => {
             routes::definitions::publish(state, origin, (kind, key, version)).await
         }
+        ApiRoute::StartRun => routes::workflow_runs::start(state, origin, (&parts, body)).await,
+        ApiRoute::GetRun => routes::workflow_runs::get(state, principal, id).await,
+        ApiRoute::CancelRun => routes::workflow_runs::cancel(state, origin, id).await,
     }
 }

@@ -2,8 +2,11 @@
 //! "Configuration").
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
+use schema::module::Sha256;
 use service::config::Env;
+use topics::sealed::SecretKeys;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -13,6 +16,14 @@ pub(crate) struct Config {
     pub(crate) kafka_brokers: String,
     /// `/health`, `/health/ready`, `/healthz`, `/metrics` (`WORKER_HEALTH_HOST`/`_PORT`).
     pub(crate) health_addr: SocketAddr,
+    /// The runner's `/v1/*` address and bearer (`APP_RUNNER_URL`, `APP_RUNNER_TOKEN`): without
+    /// them the app calls of runs fail as the runner being away.
+    pub(crate) runner: Option<(String, String)>,
+    /// `SECRET_STORE_KEY` and `SECRET_STORE_PREVIOUS_KEYS`, to open an install's secrets for a
+    /// call; without them a call of an app with secrets fails.
+    pub(crate) secret_keys: Option<Arc<SecretKeys>>,
+    /// `APP_BLOCKED_SHA256`: modules no call runs.
+    pub(crate) blocked_modules: Vec<Sha256>,
 }
 
 impl Config {
@@ -23,12 +34,36 @@ impl Config {
         let kafka_brokers = env.required("KAFKA_BROKERS");
         let host = env.parsed("WORKER_HEALTH_HOST", IpAddr::from([0, 0, 0, 0]));
         let port = env.parsed("WORKER_HEALTH_PORT", 8082u16);
+        let runner = env.text("APP_RUNNER_URL").zip(env.text("APP_RUNNER_TOKEN"));
+        let secret_keys = secret_keys(env);
+        let raw = env.text("APP_BLOCKED_SHA256").unwrap_or_default();
+        let blocked_modules = Sha256::parse_list(&raw).unwrap_or_else(|problem| {
+            env.problem(format!("APP_BLOCKED_SHA256: {problem}"));
+            Vec::new()
+        });
         Self {
             database_url,
             database_pool_size,
             redis_url,
             kafka_brokers,
             health_addr: SocketAddr::new(host, port),
+            runner,
+            secret_keys,
+            blocked_modules,
+        }
+    }
+}
+
+fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
+    let current = env.text("SECRET_STORE_KEY");
+    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS").unwrap_or_default();
+    match SecretKeys::from_settings(&current?, &previous) {
+        Ok(keys) => Some(Arc::new(keys)),
+        Err(error) => {
+            env.problem(format!(
+                "SECRET_STORE_KEY or SECRET_STORE_PREVIOUS_KEYS: {error}"
+            ));
+            None
         }
     }
 }

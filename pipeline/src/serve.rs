@@ -16,6 +16,7 @@ use crate::health::{Health, serve_health};
 use crate::outbox::Relay;
 use crate::partitions;
 use crate::replies::Replies;
+use crate::stages::runs::{Calls, RunsHandler, timers};
 use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
 };
@@ -88,6 +89,20 @@ async fn run(config: Config, process: Process) -> RunResult {
         workers.register(topics::catalogue::DEFINITIONS.name),
         stop.clone(),
     ));
+    let runs = tokio::spawn(stages::consume_with(
+        RunsHandler::new(calls(&config, pool.clone())?, Some(replies.clone())),
+        "runs",
+        topics::catalogue::RUNS.name,
+        config.kafka_brokers.clone(),
+        workers.register(topics::catalogue::RUNS.name),
+        stop.clone(),
+    ));
+    let run_timers = tokio::spawn(timers::relay(
+        pool.clone(),
+        producer.clone(),
+        workers.register("run-timers"),
+        stop.clone(),
+    ));
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
     let relay = tokio::spawn(relay.run(stop.clone()));
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
@@ -99,9 +114,31 @@ async fn run(config: Config, process: Process) -> RunResult {
         producer: producer.clone(),
     };
     serve_health(listener, health, stop).await;
-    let _ = tokio::join!(relay, maintenance, apps, installs, definitions);
+    let _ = tokio::join!(
+        relay,
+        maintenance,
+        apps,
+        installs,
+        definitions,
+        runs,
+        run_timers
+    );
     let _ = producer.flush(Duration::from_secs(5));
     Ok(())
+}
+
+/// What the runs stage calls apps with.
+fn calls(config: &Config, pool: sqlx::PgPool) -> Result<Calls, reqwest::Error> {
+    let runner = match &config.runner {
+        Some((url, token)) => Some(runner::client::RunnerClient::new(url, token)?),
+        None => None,
+    };
+    Ok(Calls {
+        pool,
+        runner,
+        secret_keys: config.secret_keys.clone(),
+        blocked: config.blocked_modules.clone().into(),
+    })
 }
 
 fn readiness(pool: sqlx::PgPool, redis: redis::Client, producer: topics::Producer) -> Readiness {

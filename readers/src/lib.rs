@@ -10,6 +10,7 @@ pub mod error;
 pub mod invocations;
 pub mod page;
 pub mod redaction;
+pub mod runs;
 pub mod tenant;
 
 pub use error::Error;

@@ -25,6 +25,20 @@ impl Sha256 {
         Self(hex::encode(sha2::Sha256::digest(bytes)))
     }
 
+    /// A comma-separated list of hashes (`APP_BLOCKED_SHA256`), any case; the error names the
+    /// first item that is not a hash.
+    pub fn parse_list(list: &str) -> Result<Vec<Self>, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| {
+                item.to_ascii_lowercase()
+                    .parse()
+                    .map_err(|_| format!("{item:?} is not a sha256"))
+            })
+            .collect()
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

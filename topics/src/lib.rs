@@ -1,6 +1,6 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
 //! [`envelope`] every command and event travels in, the typed commands of each topic
-//! ([`apps`], [`installs`], [`definitions`]), how a secret value travels ([`sealed`]), the [`producer`]
+//! ([`apps`], [`installs`], [`definitions`], [`runs`]), how a secret value travels ([`sealed`]), the [`producer`]
 //! (`acks=all`, idempotent), topic creation ([`admin`]), the [`reply`] every command gets, and
 //! the [`consumer`] loop that stores a Kafka offset only after the handler's effect is
 //! committed, in order per partition.
@@ -15,6 +15,7 @@ pub mod error;
 pub mod installs;
 pub mod producer;
 pub mod reply;
+pub mod runs;
 pub mod sealed;
 
 pub use catalogue::{Topic, TopicKey};

@@ -8,6 +8,8 @@
 //! (`key_id`), so `SECRET_STORE_KEY` can rotate while values sealed under the previous key
 //! (`SECRET_STORE_PREVIOUS_KEYS`) still open.
 
+use std::collections::BTreeMap;
+
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine as _;
@@ -110,6 +112,17 @@ impl SecretKeys {
         })
     }
 
+    /// The keys as configured: `current` (`SECRET_STORE_KEY`) and `previous`
+    /// (`SECRET_STORE_PREVIOUS_KEYS`, comma-separated, possibly empty).
+    pub fn from_settings(current: &str, previous: &str) -> Result<Self, BadKey> {
+        let previous: Vec<&str> = previous
+            .split(',')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .collect();
+        Self::parse(current, &previous)
+    }
+
     /// The id of the key that seals.
     pub fn current_id(&self) -> &str {
         &self.current.id
@@ -159,6 +172,30 @@ impl SecretKeys {
             )
             .map_err(|_| OpenError::Corrupt)?;
         String::from_utf8(plain).map_err(|_| OpenError::Corrupt)
+    }
+
+    /// Opens every sealed value of `app`'s install for one call: name → value. The error names
+    /// the secret that did not open.
+    pub fn open_each(
+        &self,
+        tenant: Uuid,
+        app: &str,
+        sealed: impl IntoIterator<Item = (String, Sealed)>,
+    ) -> Result<BTreeMap<String, String>, (String, OpenError)> {
+        sealed
+            .into_iter()
+            .map(|(name, sealed)| {
+                let binding = Binding {
+                    tenant,
+                    app,
+                    name: &name,
+                };
+                match self.open(binding, &sealed) {
+                    Ok(value) => Ok((name, value)),
+                    Err(error) => Err((name, error)),
+                }
+            })
+            .collect()
     }
 }
 

@@ -17,10 +17,15 @@ pub enum Permission {
     /// Creating and publishing definition versions (not named by SPEC; README "Definitions
     /// and runs"). Admins.
     DefinitionsWrite = 1 << 8,
+    /// Reading workflow runs (not named by SPEC; README "Definitions and runs"). Admins and
+    /// analysts; the context's values need `runs:context` too.
+    RunsRead = 1 << 9,
+    /// Starting and cancelling workflow runs (not named by SPEC). Admins.
+    RunsWrite = 1 << 10,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 9] = [
+    pub const ALL: [Permission; 11] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -30,6 +35,8 @@ impl Permission {
         Permission::OpsRead,
         Permission::ApprovalsConfigure,
         Permission::DefinitionsWrite,
+        Permission::RunsRead,
+        Permission::RunsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +50,8 @@ impl Permission {
             Permission::OpsRead => "ops:read",
             Permission::ApprovalsConfigure => "approvals:configure",
             Permission::DefinitionsWrite => "definitions:write",
+            Permission::RunsRead => "runs:read",
+            Permission::RunsWrite => "runs:write",
         }
     }
 
@@ -71,11 +80,13 @@ impl Role {
         }
     }
 
-    /// Admins hold every permission named here; analysts read apps (SPEC §5).
+    /// Admins hold every permission named here; analysts read apps (SPEC §5) and runs.
     pub fn grants(self) -> PermissionSet {
         match self {
             Role::Admin => Permission::ALL.into_iter().collect(),
-            Role::Analyst => [Permission::AppsRead].into_iter().collect(),
+            Role::Analyst => [Permission::AppsRead, Permission::RunsRead]
+                .into_iter()
+                .collect(),
         }
     }
 }
@@ -113,11 +124,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn admins_hold_everything_analysts_only_read_apps() {
+    fn admins_hold_everything_analysts_only_read_apps_and_runs() {
         let admin = Role::Admin.grants();
         assert!(Permission::ALL.iter().all(|p| admin.contains(*p)));
         let analyst = Role::Analyst.grants();
-        let reads = [Permission::AppsRead];
+        let reads = [Permission::AppsRead, Permission::RunsRead];
         assert!(reads.iter().all(|p| analyst.contains(*p)));
         for p in Permission::ALL.into_iter().filter(|p| !reads.contains(p)) {
             assert!(!analyst.contains(p), "{}", p.as_str());

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use service::http::{Body, response};
 use topics::installs::Command;
-use topics::sealed::{Binding, Sealed};
+use topics::sealed::Sealed;
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -150,26 +150,16 @@ async fn opened_secrets(
         .secret_keys
         .as_ref()
         .ok_or(Error::SecretStoreUnavailable)?;
-    let mut opened = BTreeMap::new();
-    for secret in sealed {
-        let binding = Binding {
-            tenant,
-            app: name,
-            name: &secret.name,
+    let sealed = sealed.into_iter().map(|s| {
+        let value = Sealed {
+            key_id: s.key_id,
+            nonce: s.nonce,
+            ciphertext: s.ciphertext,
         };
-        let value = keys
-            .open(
-                binding,
-                &Sealed {
-                    key_id: secret.key_id,
-                    nonce: secret.nonce,
-                    ciphertext: secret.ciphertext,
-                },
-            )
-            .map_err(|e| Error::Internal(format!("secret {} of {name}: {e}", secret.name)))?;
-        opened.insert(secret.name, value);
-    }
-    Ok(opened)
+        (s.name, value)
+    });
+    keys.open_each(tenant, name, sealed)
+        .map_err(|(secret, e)| Error::Internal(format!("secret {secret} of {name}: {e}")))
 }
 
 /// The runner's answer as the test route reports it.

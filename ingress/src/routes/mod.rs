@@ -13,3 +13,4 @@ pub(crate) mod approval_settings;
 pub(crate) mod apps;
 pub(crate) mod definitions;
 pub(crate) mod openapi;
+pub(crate) mod workflow_runs;

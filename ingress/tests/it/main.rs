@@ -14,5 +14,6 @@ mod internal;
 mod invocations;
 mod rate_limit;
 mod request_id;
+mod runs;
 mod shutdown;
 mod support;

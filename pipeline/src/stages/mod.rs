@@ -1,19 +1,19 @@
 //! The stages, one per concern, each the single writer of its topic's keys: [`apps`] (the
 //! versions' lifecycle, the platform catalogue, approval settings), [`installs`] (installs,
-//! their secrets, test-call audits) and [`definitions`] (versions of workflows and rules,
-//! publishing). [`consume`] runs one stage's consumer, reporting its state
-//! on `/healthz`.
+//! their secrets, test-call audits), [`definitions`] (versions of workflows and rules,
+//! publishing) and [`runs`] (workflow runs and their app calls). [`consume`] runs one stage's
+//! consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
 pub(crate) mod definitions;
 pub(crate) mod installs;
-mod runs;
+pub(crate) mod runs;
 
 use std::time::Duration;
 
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
-use topics::{Consumer, ConsumerOptions, Message, RetryPolicy};
+use topics::{Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
@@ -28,12 +28,25 @@ pub(crate) async fn consume<S: Stage>(
     worker: Worker,
     stop: CancellationToken,
 ) {
+    let handler = StageHandler::new(stage, pool, Some(replies));
     let topic = <S::Body as Message>::TOPIC.name;
+    consume_with(handler, S::NAME, topic, brokers, worker, stop).await;
+}
+
+/// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`.
+pub(crate) async fn consume_with(
+    handler: impl Handler + 'static,
+    name: &'static str,
+    topic: &'static str,
+    brokers: String,
+    worker: Worker,
+    stop: CancellationToken,
+) {
     let options = ConsumerOptions {
         brokers,
-        group_id: format!("pipeline-{}", S::NAME),
+        group_id: format!("pipeline-{name}"),
         topic: topic.to_owned(),
-        client_id: format!("pipeline-{}", S::NAME),
+        client_id: format!("pipeline-{name}"),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
     };
@@ -51,7 +64,6 @@ pub(crate) async fn consume<S: Stage>(
         }
     };
     worker.set(WorkerState::Running);
-    let handler = StageHandler::new(stage, pool, Some(replies));
     if let Err(error) = consumer.run(handler, stop.cancelled_owned()).await {
         tracing::error!(topic, %error, "stage stopped");
     }

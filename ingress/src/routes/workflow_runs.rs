@@ -1,0 +1,107 @@
+//! Workflow runs (README "Definitions and runs"; SPEC §3.6 names their states):
+//! `POST /workflow-runs` `{definitionKey, version?, subjectId?, context}` starts one on the
+//! workflow's published version (or `version`) and answers 202 with the run once the runs
+//! stage created it (its steps go on after); `GET /workflow-runs/:id` shows the run, its
+//! context and each step's outcome; `POST /workflow-runs/:id/cancel` cancels a run that has not
+//! ended (409 otherwise). Without `runs:context` context and output values are `[redacted]`.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::runs::Run;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use service::http::{Body, response};
+use topics::definitions::is_key;
+use topics::runs::Command;
+use uuid::Uuid;
+
+use crate::auth::{Permission, Principal};
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Location};
+use crate::path;
+use crate::state::State;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StartRun {
+    definition_key: String,
+    #[serde(default)]
+    version: Option<i32>,
+    #[serde(default)]
+    subject_id: Option<Uuid>,
+    #[serde(default)]
+    context: Map<String, Value>,
+}
+
+pub(crate) async fn start(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+) -> Result<Response<Body>, Error> {
+    let start: StartRun = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if !is_key(&start.definition_key) {
+        return Err(Error::validation(
+            Location::Body,
+            "/definitionKey",
+            "must be 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit",
+        ));
+    }
+    if start.version.is_some_and(|v| v < 1) {
+        return Err(Error::validation(
+            Location::Body,
+            "/version",
+            "must be an integer > 0",
+        ));
+    }
+    let command = Command::Start {
+        run_id: Uuid::now_v7(),
+        definition_key: start.definition_key,
+        version: start.version,
+        subject_id: start.subject_id,
+        context: Value::Object(start.context),
+    };
+    let run = commands::submit(state, origin, command).await?;
+    Ok(response::json(
+        StatusCode::ACCEPTED,
+        &shown(origin.caller, run)?,
+    ))
+}
+
+pub(crate) async fn get(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let id = path::id("id", id)?;
+    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let run = readers::runs::get(&mut connection, readers::Tenant::new(principal.tenant), id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(StatusCode::OK, &visible(principal, run)))
+}
+
+pub(crate) async fn cancel(
+    state: &State,
+    origin: Origin<'_>,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let run_id = path::id("id", id)?;
+    let run = commands::submit(state, origin, Command::Cancel { run_id }).await?;
+    Ok(response::json(StatusCode::OK, &shown(origin.caller, run)?))
+}
+
+/// The stage's answer (the run) as the caller may see it.
+fn shown(caller: &Principal, run: Value) -> Result<Run, Error> {
+    let run: Run = serde_json::from_value(run)
+        .map_err(|e| Error::Internal(format!("the runs stage answered no run: {e}")))?;
+    Ok(visible(caller, run))
+}
+
+fn visible(caller: &Principal, run: Run) -> Run {
+    if caller.has(Permission::RunsContext) {
+        run
+    } else {
+        run.redacted()
+    }
+}

@@ -1,0 +1,240 @@
+//! Takes a run as far as it goes now, from its stored state: the step at the run's position
+//! runs ([`steps`](super::steps)); a finished step's output lands in the context under its
+//! `outputKey` (SPEC §4.12 rule 6) and the run moves on; a step that waits (a retry's delay, a
+//! callback) leaves the run where it is until a timer or a callback resumes it; a failed step
+//! fails the run. Each move commits on its own, conditional on the position it moves from, so
+//! running this twice (a redelivery, a timer that fires twice) changes nothing the second time.
+
+use serde_json::{Map, Value};
+use sqlx::PgPool;
+use topics::definitions::{Step, StepRun, Workflow};
+use uuid::Uuid;
+
+use super::call::Calls;
+use super::steps::{self, StepOutcome};
+use crate::Error;
+
+/// A run as the engine reads it, with its workflow version's body.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct RunRow {
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: Uuid,
+    pub(crate) definition_key: String,
+    pub(crate) subject_id: Option<Uuid>,
+    pub(crate) status: String,
+    pub(crate) context: Value,
+    pub(crate) position: i32,
+    pub(crate) body: Value,
+}
+
+/// Advances run `id` of `tenant` until it waits or ends.
+pub(crate) async fn run(
+    calls: &Calls,
+    tenant: Uuid,
+    id: Uuid,
+    request_id: &str,
+) -> Result<(), Error> {
+    loop {
+        let Some(run) = load(&calls.pool, tenant, id).await? else {
+            return Ok(());
+        };
+        if !matches!(run.status.as_str(), "running" | "waiting_callback") {
+            return Ok(());
+        }
+        let workflow: Workflow = match serde_json::from_value(run.body.clone()) {
+            Ok(workflow) => workflow,
+            Err(error) => {
+                let error = format!("the workflow version does not read: {error}");
+                return fail(&calls.pool, &run, None, &error).await;
+            }
+        };
+        let position = usize::try_from(run.position).unwrap_or(usize::MAX);
+        let Some(step) = workflow.steps.get(position) else {
+            return complete(&calls.pool, &run).await;
+        };
+        begin_step(&calls.pool, &run, step).await?;
+        let span = tracing::info_span!(
+            "activity",
+            otel.name = %format_args!("activity.{}", step_type(step)),
+            svc.tenant_id = %run.tenant_id,
+            svc.run_id = %run.id,
+            svc.step_id = %step.id,
+            svc.workflow_id = %run.definition_key,
+            svc.definition.key = %run.definition_key,
+        );
+        let outcome =
+            tracing::Instrument::instrument(steps::run(calls, &run, step, request_id), span)
+                .await?;
+        match outcome {
+            StepOutcome::Done(output) => finish_step(&calls.pool, &run, step, output).await?,
+            StepOutcome::Waiting => return Ok(()),
+            StepOutcome::Pending { external_id } => {
+                return wait_for_callback(&calls.pool, &run, step, &external_id).await;
+            }
+            StepOutcome::Failed(error) => return fail(&calls.pool, &run, Some(step), &error).await,
+        }
+    }
+}
+
+fn step_type(step: &Step) -> &'static str {
+    match step.run {
+        StepRun::CallApp(_) => "call_app",
+        StepRun::RuleSet(_) => "rule_set",
+    }
+}
+
+/// Where a step's output lands in the context.
+fn output_key(step: &Step) -> &str {
+    let key = match &step.run {
+        StepRun::CallApp(call) => call.output_key.as_deref(),
+        StepRun::RuleSet(set) => set.output_key.as_deref(),
+    };
+    key.unwrap_or(&step.id)
+}
+
+async fn load(pool: &PgPool, tenant: Uuid, id: Uuid) -> Result<Option<RunRow>, Error> {
+    Ok(sqlx::query_as(
+        "SELECT r.id, r.tenant_id, r.definition_key, r.subject_id, r.status, r.context, \
+         r.position, d.body \
+         FROM workflow_runs r JOIN definition_versions d ON d.tenant_id = r.tenant_id \
+           AND d.kind = 'workflow' AND d.key = r.definition_key \
+           AND d.version = r.definition_version \
+         WHERE r.id = $1 AND r.tenant_id = $2",
+    )
+    .bind(id)
+    .bind(tenant)
+    .fetch_optional(pool)
+    .await?)
+}
+
+async fn begin_step(pool: &PgPool, run: &RunRow, step: &Step) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO workflow_run_steps (run_id, step_id, position, type, status, started_at) \
+         VALUES ($1, $2, $3, $4, 'running', now()) ON CONFLICT (run_id, step_id) DO NOTHING",
+    )
+    .bind(run.id)
+    .bind(&step.id)
+    .bind(run.position)
+    .bind(step_type(step))
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The step's output goes into the context and the run moves to the next step.
+async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) -> Result<(), Error> {
+    let mut context = match &run.context {
+        Value::Object(fields) => fields.clone(),
+        _ => Map::new(),
+    };
+    context.insert(output_key(step).to_owned(), output.clone());
+    let mut tx = pool.begin().await?;
+    let moved = sqlx::query(
+        "UPDATE workflow_runs SET context = $3, position = position + 1, status = 'running', \
+         updated_at = now() WHERE id = $1 AND position = $2 \
+           AND status IN ('running', 'waiting_callback')",
+    )
+    .bind(run.id)
+    .bind(run.position)
+    .bind(Value::Object(context))
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 1 {
+        sqlx::query(
+            "UPDATE workflow_run_steps SET status = 'completed', output = $3, \
+             finished_at = now() WHERE run_id = $1 AND step_id = $2",
+        )
+        .bind(run.id)
+        .bind(&step.id)
+        .bind(&output)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// An asynchronous action answered `pending`: `<outputKey>ExternalId` goes into the context
+/// and the run waits for the callback (SPEC §3.2, §4.12 rule 6).
+async fn wait_for_callback(
+    pool: &PgPool,
+    run: &RunRow,
+    step: &Step,
+    external_id: &str,
+) -> Result<(), Error> {
+    let mut tx = pool.begin().await?;
+    let moved = sqlx::query(
+        "UPDATE workflow_runs SET status = 'waiting_callback', updated_at = now(), \
+         context = jsonb_set(context, ARRAY[$3::text], to_jsonb($4::text)) \
+         WHERE id = $1 AND position = $2 AND status = 'running'",
+    )
+    .bind(run.id)
+    .bind(run.position)
+    .bind(format!("{}ExternalId", output_key(step)))
+    .bind(external_id)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 1 {
+        sqlx::query(
+            "UPDATE workflow_run_steps SET status = 'waiting_callback' \
+             WHERE run_id = $1 AND step_id = $2",
+        )
+        .bind(run.id)
+        .bind(&step.id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn complete(pool: &PgPool, run: &RunRow) -> Result<(), Error> {
+    finish(pool, run, "completed", None, None).await
+}
+
+async fn fail(pool: &PgPool, run: &RunRow, step: Option<&Step>, error: &str) -> Result<(), Error> {
+    finish(pool, run, "failed", step, Some(error)).await
+}
+
+/// Ends the run (and its current step, when it failed it).
+async fn finish(
+    pool: &PgPool,
+    run: &RunRow,
+    status: &str,
+    step: Option<&Step>,
+    error: Option<&str>,
+) -> Result<(), Error> {
+    let mut tx = pool.begin().await?;
+    let ended: Option<(f64,)> = sqlx::query_as(
+        "UPDATE workflow_runs SET status = $3, error = $4, updated_at = now(), \
+         finished_at = now() \
+         WHERE id = $1 AND position = $2 AND status IN ('running', 'waiting_callback') \
+         RETURNING extract(epoch FROM finished_at - created_at)::float8",
+    )
+    .bind(run.id)
+    .bind(run.position)
+    .bind(status)
+    .bind(error)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let (Some(_), Some(step)) = (&ended, step) {
+        sqlx::query(
+            "UPDATE workflow_run_steps SET status = 'failed', error = $3, finished_at = now() \
+             WHERE run_id = $1 AND step_id = $2",
+        )
+        .bind(run.id)
+        .bind(&step.id)
+        .bind(error)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query("DELETE FROM run_timers WHERE run_id = $1")
+        .bind(run.id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    if let Some((seconds,)) = ended {
+        super::observe_finished(run, status, seconds);
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! `Cancel`: a run that has not ended becomes `cancelled` with its current step; its calls
+//! stop (a pending callback session fails with `run_cancelled`: first wins, so a callback
+//! arriving later is stale) and its timers go. A run that ended answers 409 `conflict`.
+
+use sqlx::{Postgres, Transaction};
+use topics::{Outcome, RefusalCode};
+use uuid::Uuid;
+
+use crate::Error;
+
+pub(super) async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    run_id: Uuid,
+) -> Result<Outcome, Error> {
+    let status: Option<(String,)> = sqlx::query_as(
+        "SELECT status FROM workflow_runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
+    )
+    .bind(run_id)
+    .bind(tenant)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((status,)) = status else {
+        return Ok(Outcome::refused(RefusalCode::NotFound, "No such run."));
+    };
+    if !matches!(status.as_str(), "running" | "waiting_callback") {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!("The run has ended ({status})."),
+        ));
+    }
+    let statements = [
+        "UPDATE workflow_runs SET status = 'cancelled', updated_at = now(), finished_at = now() \
+         WHERE id = $1",
+        "UPDATE workflow_run_steps SET status = 'cancelled', finished_at = now() \
+         WHERE run_id = $1 AND status IN ('running', 'waiting_callback')",
+        "UPDATE app_callback_sessions SET status = 'failed', error = 'run_cancelled', \
+         completed_at = now() \
+         WHERE id IN (SELECT session_id FROM workflow_run_calls \
+                      WHERE run_id = $1 AND status = 'pending') AND status = 'pending'",
+        "UPDATE workflow_run_calls SET status = 'cancelled' \
+         WHERE run_id = $1 AND status IN ('running', 'pending')",
+        "DELETE FROM run_timers WHERE run_id = $1",
+    ];
+    for statement in statements {
+        sqlx::query(statement)
+            .bind(run_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let run = readers::runs::get(tx, readers::Tenant::new(tenant), run_id).await?;
+    Ok(Outcome::done(run))
+}

@@ -1,0 +1,150 @@
+//! What an app call of a run runs on: the tenant's install of the app, its version's module and
+//! the action's manifest entry, read in one round trip and checked in SPEC's order: installed
+//! (else `unknown_app`), enabled with every secret stored (else `app_not_configured`), module
+//! not blocked (`app_blocked`), action declared (`unknown_action`). None of these reaches the
+//! install, so none is an invocation record.
+
+use schema::module::Sha256;
+use serde_json::Value;
+use sqlx::PgPool;
+use topics::sealed::Sealed;
+use uuid::Uuid;
+
+use crate::Error;
+
+/// A call's install, version and action.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) version_id: Uuid,
+    pub(crate) version: String,
+    pub(crate) sha256: String,
+    /// The manifest with its defaults (`memoryMiB`, each action's `timeoutMs`).
+    pub(crate) manifest: Value,
+    pub(crate) config: Value,
+    pub(crate) hosts: Vec<String>,
+    /// The install's sealed secrets, by name.
+    pub(crate) secrets: Vec<(String, Sealed)>,
+}
+
+impl Target {
+    /// The action's manifest entry.
+    pub(crate) fn action(&self, action: &str) -> &Value {
+        &self.manifest["actions"][action]
+    }
+}
+
+/// Why a call could not go to the install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// `unknown_app`, `app_not_configured`, `app_blocked` or `unknown_action`.
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    version_id: Uuid,
+    version: String,
+    sha256: String,
+    manifest: Value,
+    enabled: bool,
+    config: Value,
+    approved_hosts: Vec<String>,
+    secret_names: Vec<String>,
+    key_ids: Vec<String>,
+    nonces: Vec<Vec<u8>>,
+    ciphertexts: Vec<Vec<u8>>,
+}
+
+/// The install of `app` that a call of `action` runs on, or why there is none to call.
+pub(crate) async fn find(
+    pool: &PgPool,
+    tenant: Uuid,
+    app: &str,
+    action: &str,
+    blocked: &[Sha256],
+) -> Result<Result<Target, Refused>, Error> {
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT i.version_id, v.version, v.sha256, v.manifest, i.enabled, i.config, \
+         i.approved_hosts, \
+         COALESCE(array_agg(s.name ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), '{}') \
+           AS secret_names, \
+         COALESCE(array_agg(s.key_id ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), '{}') \
+           AS key_ids, \
+         COALESCE(array_agg(s.nonce ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), '{}') \
+           AS nonces, \
+         COALESCE(array_agg(s.ciphertext ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), \
+           '{}') AS ciphertexts \
+         FROM app_installs i JOIN app_versions v ON v.id = i.version_id \
+         LEFT JOIN app_secrets s ON s.tenant_id = i.tenant_id AND s.app_name = i.app_name \
+         WHERE i.tenant_id = $1 AND i.app_name = $2 \
+         GROUP BY i.tenant_id, i.app_name, v.id",
+    )
+    .bind(tenant)
+    .bind(app)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        return Ok(Err(refused(
+            "unknown_app",
+            format!("{app} is not installed"),
+        )));
+    };
+    Ok(checked(row, app, action, blocked))
+}
+
+fn checked(row: Row, app: &str, action: &str, blocked: &[Sha256]) -> Result<Target, Refused> {
+    if !row.enabled {
+        return Err(refused(
+            "app_not_configured",
+            format!("the install of {app} is disabled"),
+        ));
+    }
+    let missing = readers::apps::installs::missing(&row.manifest, &row.secret_names);
+    if !missing.is_empty() {
+        return Err(refused(
+            "app_not_configured",
+            format!("{app} has secrets without a value: {}", missing.join(", ")),
+        ));
+    }
+    if blocked.iter().any(|b| b.as_str() == row.sha256) {
+        return Err(refused(
+            "app_blocked",
+            format!("the module of {app} {} is blocked", row.version),
+        ));
+    }
+    let manifest = readers::apps::versions::unfold(row.manifest);
+    if !manifest["actions"][action].is_object() {
+        return Err(refused(
+            "unknown_action",
+            format!("{app} {} has no action {action}", row.version),
+        ));
+    }
+    let secrets = row
+        .secret_names
+        .into_iter()
+        .zip(row.key_ids)
+        .zip(row.nonces.into_iter().zip(row.ciphertexts))
+        .map(|((name, key_id), (nonce, ciphertext))| {
+            let sealed = Sealed {
+                key_id,
+                nonce,
+                ciphertext,
+            };
+            (name, sealed)
+        })
+        .collect();
+    Ok(Target {
+        version_id: row.version_id,
+        version: row.version,
+        sha256: row.sha256,
+        manifest,
+        config: row.config,
+        hosts: row.approved_hosts,
+        secrets,
+    })
+}
+
+fn refused(code: &'static str, message: String) -> Refused {
+    Refused { code, message }
+}
