@@ -92,6 +92,21 @@ fn output_key(step: &Step) -> &str {
     key.unwrap_or(&step.id)
 }
 
+/// The context with a step's output under its key (SPEC §4.12 rule 6).
+fn with_output(context: &Value, key: &str, output: Value) -> Value {
+    let mut fields = match context {
+        Value::Object(fields) => fields.clone(),
+        _ => Map::new(),
+    };
+    fields.insert(key.to_owned(), output);
+    Value::Object(fields)
+}
+
+/// Where an asynchronous action's external id lands in the context (SPEC §4.12 rule 6).
+fn external_id_key(step: &Step) -> String {
+    format!("{}ExternalId", output_key(step))
+}
+
 async fn load(pool: &PgPool, tenant: Uuid, id: Uuid) -> Result<Option<RunRow>, Error> {
     Ok(sqlx::query_as(
         "SELECT r.id, r.tenant_id, r.definition_key, r.subject_id, r.status, r.context, \
@@ -123,11 +138,7 @@ async fn begin_step(pool: &PgPool, run: &RunRow, step: &Step) -> Result<(), Erro
 
 /// The step's output goes into the context and the run moves to the next step.
 async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) -> Result<(), Error> {
-    let mut context = match &run.context {
-        Value::Object(fields) => fields.clone(),
-        _ => Map::new(),
-    };
-    context.insert(output_key(step).to_owned(), output.clone());
+    let context = with_output(&run.context, output_key(step), output.clone());
     let mut tx = pool.begin().await?;
     let moved = sqlx::query(
         "UPDATE workflow_runs SET context = $3, position = position + 1, status = 'running', \
@@ -136,7 +147,7 @@ async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) ->
     )
     .bind(run.id)
     .bind(run.position)
-    .bind(Value::Object(context))
+    .bind(context)
     .execute(&mut *tx)
     .await?;
     if moved.rows_affected() == 1 {
@@ -170,7 +181,7 @@ async fn wait_for_callback(
     )
     .bind(run.id)
     .bind(run.position)
-    .bind(format!("{}ExternalId", output_key(step)))
+    .bind(external_id_key(step))
     .bind(external_id)
     .execute(&mut *tx)
     .await?;
@@ -237,4 +248,44 @@ async fn finish(
         super::observe_finished(run, status, seconds);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn step(body: Value) -> Step {
+        serde_json::from_value(body).expect("a step")
+    }
+
+    #[test]
+    fn rule_6_the_output_lands_under_the_output_key_or_else_the_step_id() {
+        let keyed = step(
+            json!({"id": "kyc", "type": "call_app", "app": "a", "action": "b",
+                                "outputKey": "screening"}),
+        );
+        let context = json!({"subject": {"name": "Ada"}, "screening": "old"});
+        assert_eq!(
+            with_output(&context, output_key(&keyed), json!({"score": 1})),
+            json!({"subject": {"name": "Ada"}, "screening": {"score": 1}})
+        );
+        let unkeyed = step(json!({"id": "kyc", "type": "call_app", "app": "a", "action": "b"}));
+        assert_eq!(output_key(&unkeyed), "kyc");
+        let rules = step(json!({"id": "checks", "type": "rule_set", "rules": [],
+                                "outputKey": "verdict"}));
+        assert_eq!(output_key(&rules), "verdict");
+    }
+
+    #[test]
+    fn rule_6_an_asynchronous_action_also_writes_its_external_id_key() {
+        let keyed = step(
+            json!({"id": "kyc", "type": "call_app", "app": "a", "action": "b",
+                                "outputKey": "idv"}),
+        );
+        assert_eq!(external_id_key(&keyed), "idvExternalId");
+        let unkeyed = step(json!({"id": "kyc", "type": "call_app", "app": "a", "action": "b"}));
+        assert_eq!(external_id_key(&unkeyed), "kycExternalId");
+    }
 }

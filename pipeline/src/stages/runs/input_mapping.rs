@@ -11,10 +11,12 @@
 //! 5. an intermediate that already holds a non-object is left alone, and the value lands under
 //!    the literal dotted key, where the action's input schema reports it.
 //!
-//! Rules 6 and 7 (where the output goes, what an app rule compares) belong to the step and the
-//! rule. Mapped fields apply parents first (fewer dots first, then by name), so `a` mapped to
-//! an object and `a.b` mapped too gives `a` with `b` merged in, whatever order the definition
-//! lists them in.
+//! Rules 6 and 7 (where the output goes, what an app rule compares) belong to the step
+//! ([`advance`](super::advance)) and the rule ([`rules`](super::rules)), tested there.
+//!
+//! Mapped fields apply parents first (fewer dots first, then by name), so `a` mapped to an
+//! object and `a.b` mapped too gives `a` with `b` merged in, whatever order the definition lists
+//! them in.
 
 use serde_json::{Map, Value};
 

@@ -150,6 +150,24 @@ mod tests {
     }
 
     #[test]
+    fn rule_7_an_app_rule_compares_the_outputs_result_path_with_fail_when() {
+        let output = json!({"hits": [{"list": "PEP", "score": 0.9}], "total": 1});
+        assert_eq!(
+            decide(&output, "hits.0.list", &when("eq", json!("PEP"))),
+            RuleOutcome::Fail
+        );
+        assert_eq!(
+            decide(&output, "total", &when("gt", json!(3))),
+            RuleOutcome::Pass
+        );
+        // The path is into the output, not the run's context.
+        assert_eq!(
+            decide(&output, "kyc.total", &when("exists", Value::Null)),
+            RuleOutcome::Pass
+        );
+    }
+
+    #[test]
     fn any_failure_fails_the_set_and_an_error_without_one_errs_it() {
         use RuleOutcome::{Error, Fail, Pass};
         assert_eq!(combined([]), Pass);
