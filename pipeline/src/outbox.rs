@@ -151,3 +151,24 @@ async fn wait_for_notification(listener: &mut Option<PgListener>) {
         None => tokio::time::sleep(POLL).await,
     }
 }
+
+/// Writes `envelope` to the outbox in `tx`: relayed to its topic once `tx` commits.
+pub(crate) async fn write<B: topics::Message>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    envelope: &topics::Envelope<B>,
+) -> Result<(), Error> {
+    let payload = envelope.encode()?;
+    let mut headers = serde_json::Map::new();
+    headers.insert("id".into(), Value::String(envelope.id.to_string()));
+    if let Some(traceparent) = &envelope.traceparent {
+        headers.insert("traceparent".into(), Value::String(traceparent.clone()));
+    }
+    sqlx::query("INSERT INTO outbox (topic, key, payload, headers) VALUES ($1, $2, $3, $4)")
+        .bind(B::TOPIC.name)
+        .bind(envelope.key())
+        .bind(payload)
+        .bind(Value::Object(headers))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

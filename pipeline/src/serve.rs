@@ -16,6 +16,8 @@ use crate::health::{Health, serve_health};
 use crate::outbox::Relay;
 use crate::partitions;
 use crate::replies::Replies;
+use crate::stage::{Stage, StageHandler};
+use crate::stages::circuits::CircuitsStage;
 use crate::stages::runs::{Calls, RunsHandler, timers};
 use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
@@ -97,6 +99,14 @@ async fn run(config: Config, process: Process) -> RunResult {
         workers.register(topics::catalogue::RUNS.name),
         stop.clone(),
     ));
+    let circuits = tokio::spawn(stages::consume_with(
+        StageHandler::new(CircuitsStage, pool.clone(), None),
+        CircuitsStage::NAME,
+        topics::catalogue::CIRCUITS.name,
+        config.kafka_brokers.clone(),
+        workers.register(topics::catalogue::CIRCUITS.name),
+        stop.clone(),
+    ));
     let run_timers = tokio::spawn(timers::relay(
         pool.clone(),
         producer.clone(),
@@ -121,6 +131,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         installs,
         definitions,
         runs,
+        circuits,
         run_timers
     );
     let _ = producer.flush(Duration::from_secs(5));

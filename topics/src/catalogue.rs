@@ -22,6 +22,8 @@ pub enum TopicKey {
     Run,
     /// The callback session.
     CallbackSession,
+    /// The tenant (`platform` for the platform's own).
+    Tenant,
     /// The message's original key, kept when dead-lettered.
     Original,
 }
@@ -78,6 +80,13 @@ pub const CIRCUITS: Topic = Topic {
     carries: "call outcomes that open and close an app's circuit",
 };
 
+pub const OUTBOUND: Topic = Topic {
+    name: "outbound.events",
+    partitions: 4,
+    key: TopicKey::Tenant,
+    carries: "outbound webhook events and notifications (SPEC §6.2), from the outbox",
+};
+
 pub const TIMERS: Topic = Topic {
     name: "timers.events",
     partitions: 12,
@@ -100,6 +109,7 @@ pub const ALL: &[Topic] = &[
     RUNS,
     CALLBACKS,
     CIRCUITS,
+    OUTBOUND,
     TIMERS,
     DEAD_LETTER,
 ];

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::apps::Tenant;
 use crate::support::isolation::assert_foreign_is_absent;
-use crate::support::modules::{manifest, module};
+use crate::support::modules::{manifest, module, trapping};
 use crate::support::{admin, analyst};
 
 /// A secret value that must never show up in a record.
@@ -383,4 +383,116 @@ async fn a_run_needs_a_workflow_and_belongs_to_its_tenant() {
     let path = format!("/workflow-runs/{id}/cancel");
     let (status, _) = crate::support::apps::call_with(&stranger, Method::POST, &path, None).await;
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it() {
+    let tenant = Tenant::new();
+    let broken = manifest("runs-circuit", "1.0.0");
+    let version = tenant.published(trapping(&broken)).await;
+    assert_eq!(
+        tenant
+            .store_secret("runs-circuit", "API_KEY", CANARY)
+            .await
+            .0,
+        200
+    );
+    let config = json!({"baseUrl": "http://127.0.0.1:9"});
+    let install = json!({"versionId": version["id"], "config": config});
+    assert_eq!(tenant.install("runs-circuit", install).await.0, 200);
+    workflow(&tenant, "tripping", call_step("runs-circuit")).await;
+
+    // Each run traps three times (its step attempts): two runs make six counted failures.
+    let context = json!({"subject": {"name": "Ada"}});
+    let first = start(&tenant, "tripping", context.clone()).await;
+    let second = start(&tenant, "tripping", context.clone()).await;
+    for run in [&first, &second] {
+        let ended = until(&tenant, run, &["completed", "failed"]).await;
+        assert_eq!(
+            ended["error"],
+            "AppCallFailed: runs-circuit check (trapped)"
+        );
+    }
+    let pool = crate::support::database().await;
+    let opened = async || -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND action = $2")
+            .bind(tenant.id)
+            .bind("app.circuit.opened")
+            .fetch_one(&pool)
+            .await
+            .expect("audit")
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while opened().await == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the circuit never opened"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Open: the next run's calls fail at once, recorded, never sent.
+    let refused = start(&tenant, "tripping", context.clone()).await;
+    let refused = until(&tenant, &refused, &["completed", "failed"]).await;
+    assert_eq!(
+        refused["error"],
+        "AppCallFailed: runs-circuit check (app_circuit_open)"
+    );
+    let records = invocations(&tenant, &refused).await;
+    assert!(!records.is_empty());
+    assert!(records.iter().all(|r| {
+        r["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("app_circuit_open"))
+    }));
+
+    // The install moves to a working version; 30 s later (moved back here) one trial goes out
+    // and its success closes the circuit.
+    let working = manifest("runs-circuit", "1.0.1");
+    let fixed = tenant
+        .published(module(
+            &working,
+            &json!({"status": "ok", "output": {"score": 1}}),
+        ))
+        .await;
+    let upgrade = json!({"versionId": fixed["id"], "config": config});
+    assert_eq!(tenant.install("runs-circuit", upgrade).await.0, 200);
+    sqlx::query(
+        "UPDATE app_circuits SET opened_at = now() - interval '31 seconds' \
+         WHERE tenant_id = $1 AND app_name = 'runs-circuit'",
+    )
+    .bind(tenant.id)
+    .execute(&pool)
+    .await
+    .expect("the circuit");
+    let trial = start(&tenant, "tripping", context).await;
+    let trial = until(&tenant, &trial, &["completed", "failed"]).await;
+    assert_eq!(trial["status"], "completed", "{trial}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let state: String = sqlx::query_scalar(
+            "SELECT state FROM app_circuits WHERE tenant_id = $1 AND app_name = 'runs-circuit'",
+        )
+        .bind(tenant.id)
+        .fetch_one(&pool)
+        .await
+        .expect("the circuit");
+        if state == "closed" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the circuit stayed {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(opened().await, 1);
+    let closed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_events WHERE tenant_id = $1 AND action = 'app.circuit.closed'",
+    )
+    .bind(tenant.id)
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(closed, 1);
 }

@@ -37,6 +37,19 @@ pub fn manifest(name: &str, version: &str) -> Value {
 /// A module answering `manifest` and, from `invoke` (and `handle_webhook` when the manifest
 /// says it handles webhooks), `answer`.
 pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
+    module_invoking(
+        manifest,
+        answer,
+        "(call $answer (i32.const 32768) (i32.const ANSWER_LEN))",
+    )
+}
+
+/// A module whose `invoke` traps (the runner's `trapped`, which counts against the circuit).
+pub fn trapping(manifest: &Value) -> Vec<u8> {
+    module_invoking(manifest, &json!({}), "unreachable")
+}
+
+fn module_invoking(manifest: &Value, answer: &Value, invoke: &str) -> Vec<u8> {
     let webhook = if manifest["handles"]["webhook"] == true {
         "(func (export \"handle_webhook\") (result i32) (call $answer (i32.const 32768) (i32.const ANSWER_LEN)) (i32.const 0))"
     } else {
@@ -65,14 +78,14 @@ pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
   (func (export "manifest") (result i32)
     (call $answer (i32.const 1024) (i32.const {manifest_len})) (i32.const 0))
   (func (export "invoke") (result i32)
-    (call $answer (i32.const 32768) (i32.const {answer_len})) (i32.const 0))
+    {invoke} (i32.const 0))
   {webhook}
 )"#,
         webhook = webhook.replace("ANSWER_LEN", &answer.len().to_string()),
+        invoke = invoke.replace("ANSWER_LEN", &answer.len().to_string()),
         manifest_text = escape(&manifest),
         manifest_len = manifest.len(),
         answer_text = escape(&answer),
-        answer_len = answer.len(),
     );
     wat::parse_str(wat).expect("fixture WAT compiles")
 }

@@ -23,6 +23,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::attempt::{self, Ended, Request};
+use super::circuit::{self, Admission};
 use super::record::{self, Recorded};
 use super::retry::{self, ActionPolicy, Attempts, Next};
 use super::target;
@@ -211,14 +212,22 @@ impl Calls {
             svc.app.idempotency_key = %idempotency_key,
             svc.app.outcome = tracing::field::Empty,
         );
-        let attempted = attempt::make(
-            self.runner.as_ref(),
-            self.secret_keys.as_ref(),
-            &target,
-            &request,
-        )
-        .instrument(span.clone())
-        .await;
+        let admission = circuit::admit(&self.pool, call.tenant, call.app, target.circuit).await?;
+        let (attempted, trial) = match admission {
+            Admission::Refused => (circuit::refused(), false),
+            Admission::Go { trial } => {
+                let attempted = attempt::make(
+                    self.runner.as_ref(),
+                    self.secret_keys.as_ref(),
+                    &target,
+                    &request,
+                )
+                .instrument(span.clone())
+                .await;
+                (attempted, trial)
+            }
+        };
+        let verdict = circuit::verdict(&attempted, target.circuit, trial);
         let attempts = Attempts {
             step_attempt: row.step_attempt,
             action_attempts: row.action_attempts + 1,
@@ -245,6 +254,7 @@ impl Calls {
                 attempted: &attempted,
                 next,
                 callback_timeout: callback_timeout.map(Duration::from_secs),
+                circuit: verdict.map(|verdict| (verdict, trial)),
             },
         )
         .instrument(span)

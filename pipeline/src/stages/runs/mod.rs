@@ -5,8 +5,8 @@
 //! creates the run, [`cancel`] ends it, `Resume` (a due timer, relayed by [`timers`]) changes
 //! nothing by itself. Then, after the reply, the run goes as far as it can ([`advance`]):
 //! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
-//! runner call outside any transaction, [`record`] its invocation record, [`retry`] when to
-//! try again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a
+//! runner call outside any transaction, [`circuit`] whether it may go out, [`record`] its
+//! invocation record, [`retry`] when to try again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a
 //! retry's, a callback's deadline) is a run timer, never a sleeping task.
 //!
 //! The run's progress is only ever read from what is stored, so a redelivered command, a
@@ -16,6 +16,7 @@ mod advance;
 mod attempt;
 mod call;
 mod cancel;
+mod circuit;
 mod input_mapping;
 mod record;
 mod retry;

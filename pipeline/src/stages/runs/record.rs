@@ -14,7 +14,9 @@ use uuid::Uuid;
 use super::attempt::{Attempted, Ended, Reached};
 use super::call::{Call, CallRow};
 use super::retry::Next;
-use crate::Error;
+use crate::{Error, outbox};
+use topics::circuits::{Event, Verdict};
+use topics::{Envelope, Principal};
 
 /// Whether the attempt's record is the one that counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub(crate) struct Attempt<'a> {
     pub(crate) next: Next,
     /// An asynchronous action's `callbackTimeoutSeconds`.
     pub(crate) callback_timeout: Option<Duration>,
+    /// What to tell the app's circuit, and whether the attempt was its trial.
+    pub(crate) circuit: Option<(Verdict, bool)>,
 }
 
 /// The call's state after the attempt.
@@ -72,6 +76,21 @@ pub(crate) async fn attempt(
         (state.session_id, &attempt.attempted.ended)
     {
         insert_session(&mut tx, call, &attempt, session_id, external_id).await?;
+    }
+    if let Some((verdict, trial)) = attempt.circuit {
+        let event = Event::CallEnded {
+            app: call.app.to_owned(),
+            verdict,
+            trial,
+        };
+        let envelope = Envelope::new(
+            Some(call.tenant),
+            Principal::system("runs"),
+            call.request_id,
+            None,
+            event,
+        );
+        outbox::write(&mut tx, &envelope).await?;
     }
     if let Some(due) = due {
         let purpose = if state.session_id.is_some() {

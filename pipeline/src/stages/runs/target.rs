@@ -24,6 +24,18 @@ pub(crate) struct Target {
     pub(crate) hosts: Vec<String>,
     /// The install's sealed secrets, by name.
     pub(crate) secrets: Vec<(String, Sealed)>,
+    /// The app's circuit as it stood.
+    pub(crate) circuit: Circuit,
+}
+
+/// An app's circuit as a call finds it (SPEC §3.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Circuit {
+    /// Calls go out; `failures` counted in a row so far.
+    Closed { failures: i32 },
+    /// Calls fail at once; `trial_due`: 30 s passed since it opened (or since a trial that
+    /// never reported, two minutes ago), so one call may claim the trial.
+    Open { trial_due: bool },
 }
 
 impl Target {
@@ -54,6 +66,9 @@ struct Row {
     key_ids: Vec<String>,
     nonces: Vec<Vec<u8>>,
     ciphertexts: Vec<Vec<u8>>,
+    circuit_state: Option<String>,
+    circuit_failures: Option<i32>,
+    trial_due: Option<bool>,
 }
 
 /// The install of `app` that a call of `action` runs on, or why there is none to call.
@@ -74,11 +89,16 @@ pub(crate) async fn find(
          COALESCE(array_agg(s.nonce ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), '{}') \
            AS nonces, \
          COALESCE(array_agg(s.ciphertext ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), \
-           '{}') AS ciphertexts \
+           '{}') AS ciphertexts, \
+         c.state AS circuit_state, c.failures AS circuit_failures, \
+         (c.state = 'open' AND c.opened_at <= now() - interval '30 seconds') \
+           OR (c.state = 'half_open' AND c.trial_started_at <= now() - interval '2 minutes') \
+           AS trial_due \
          FROM app_installs i JOIN app_versions v ON v.id = i.version_id \
          LEFT JOIN app_secrets s ON s.tenant_id = i.tenant_id AND s.app_name = i.app_name \
+         LEFT JOIN app_circuits c ON c.tenant_id = i.tenant_id AND c.app_name = i.app_name \
          WHERE i.tenant_id = $1 AND i.app_name = $2 \
-         GROUP BY i.tenant_id, i.app_name, v.id",
+         GROUP BY i.tenant_id, i.app_name, v.id, c.tenant_id, c.app_name",
     )
     .bind(tenant)
     .bind(app)
@@ -134,6 +154,14 @@ fn checked(row: Row, app: &str, action: &str, blocked: &[Sha256]) -> Result<Targ
             (name, sealed)
         })
         .collect();
+    let circuit = match row.circuit_state.as_deref() {
+        Some("open" | "half_open") => Circuit::Open {
+            trial_due: row.trial_due.unwrap_or(false),
+        },
+        _ => Circuit::Closed {
+            failures: row.circuit_failures.unwrap_or(0),
+        },
+    };
     Ok(Target {
         version_id: row.version_id,
         version: row.version,
@@ -142,6 +170,7 @@ fn checked(row: Row, app: &str, action: &str, blocked: &[Sha256]) -> Result<Targ
         config: row.config,
         hosts: row.approved_hosts,
         secrets,
+        circuit,
     })
 }
 

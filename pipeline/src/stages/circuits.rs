@@ -1,0 +1,223 @@
+//! The circuits stage (SPEC §3.7): one writer per tenant and app (`circuits.events`) moves the
+//! app's circuit on the outcomes of its calls. Five counted failures in a row open it (audit
+//! `app.circuit.opened`, the outbound event `app.circuit.opened` and the notification
+//! `app_degraded`); a success closes it (audit `app.circuit.closed` when it was not closed)
+//! and resets the count; a half-open circuit's trial that does not succeed opens it again.
+//! The runs stage refuses calls while it is open and claims the trial after 30 s
+//! (`runs::circuit`).
+
+use async_trait::async_trait;
+use serde_json::json;
+use sqlx::{Postgres, Transaction};
+use topics::circuits::{Event, Outbound, Verdict};
+use topics::{Envelope, Outcome, Principal};
+
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+use crate::outbox;
+use crate::stage::Stage;
+
+/// Counted failures in a row that open a circuit.
+const FAILURES_TO_OPEN: i32 = 5;
+
+/// Applies [`Event`]s of the `circuits.events` topic.
+#[derive(Debug, Default)]
+pub(crate) struct CircuitsStage;
+
+#[async_trait]
+impl Stage for CircuitsStage {
+    type Body = Event;
+    const NAME: &'static str = "circuits";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        event: &Envelope<Event>,
+    ) -> Result<Outcome, Error> {
+        let tenant = event
+            .tenant
+            .ok_or_else(|| Error::Invalid("a circuit event without a tenant".into()))?;
+        let Event::CallEnded {
+            app,
+            verdict,
+            trial,
+        } = &event.body;
+        let (state, failures): (String, i32) = sqlx::query_as(
+            "SELECT state, failures FROM app_circuits \
+             WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
+        )
+        .bind(tenant)
+        .bind(app)
+        .fetch_optional(&mut **tx)
+        .await?
+        .unwrap_or_else(|| ("closed".to_owned(), 0));
+        let moved = next(&state, failures, *verdict, *trial);
+        sqlx::query(
+            "INSERT INTO app_circuits (tenant_id, app_name, state, failures, opened_at, \
+             updated_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END, now()) \
+             ON CONFLICT (tenant_id, app_name) DO UPDATE SET state = $3, failures = $4, \
+             opened_at = CASE WHEN $5 THEN now() ELSE app_circuits.opened_at END, \
+             trial_started_at = CASE WHEN $3 = 'half_open' \
+                                     THEN app_circuits.trial_started_at END, \
+             updated_at = now()",
+        )
+        .bind(tenant)
+        .bind(app)
+        .bind(moved.state)
+        .bind(moved.failures)
+        .bind(moved.opens)
+        .execute(&mut **tx)
+        .await?;
+        if moved.opens {
+            opened(tx, event, app, moved.failures).await?;
+        } else if moved.state == "closed" && state != "closed" {
+            let audit = AuditEvent {
+                action: "app.circuit.closed",
+                subject_type: "app_install",
+                subject_id: app.clone(),
+                payload: json!({ "appName": app }),
+            };
+            audit::record(tx, event, audit).await?;
+            tracing::info!(app, "circuit closed");
+        }
+        Ok(Outcome::done(
+            json!({ "state": moved.state, "failures": moved.failures }),
+        ))
+    }
+}
+
+/// A circuit after a call's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Moved {
+    state: &'static str,
+    failures: i32,
+    /// It opens now (again, after a trial).
+    opens: bool,
+}
+
+fn next(state: &str, failures: i32, verdict: Verdict, trial: bool) -> Moved {
+    let open = |failures| Moved {
+        state: "open",
+        failures,
+        opens: true,
+    };
+    match (state, verdict) {
+        (_, Verdict::Success) => Moved {
+            state: "closed",
+            failures: 0,
+            opens: false,
+        },
+        ("half_open", _) if trial => open(failures + i32::from(verdict == Verdict::Failure)),
+        ("closed", Verdict::Failure) if failures + 1 >= FAILURES_TO_OPEN => open(failures + 1),
+        (state, Verdict::Failure) => Moved {
+            state: known(state),
+            failures: failures + 1,
+            opens: false,
+        },
+        (state, Verdict::Neutral) => Moved {
+            state: known(state),
+            failures,
+            opens: false,
+        },
+    }
+}
+
+fn known(state: &str) -> &'static str {
+    match state {
+        "open" => "open",
+        "half_open" => "half_open",
+        _ => "closed",
+    }
+}
+
+/// What opening a circuit leaves: the audit row, the outbound event and the notification.
+async fn opened(
+    tx: &mut Transaction<'_, Postgres>,
+    event: &Envelope<Event>,
+    app: &str,
+    failures: i32,
+) -> Result<(), Error> {
+    let audit = AuditEvent {
+        action: "app.circuit.opened",
+        subject_type: "app_install",
+        subject_id: app.to_owned(),
+        payload: json!({ "appName": app, "failures": failures }),
+    };
+    audit::record(tx, event, audit).await?;
+    for outbound in [
+        Outbound::CircuitOpened {
+            app: app.to_owned(),
+            failures,
+        },
+        Outbound::AppDegraded {
+            app: app.to_owned(),
+        },
+    ] {
+        let envelope = Envelope::new(
+            event.tenant,
+            Principal::system("circuits"),
+            event.request_id.clone(),
+            event.traceparent.clone(),
+            outbound,
+        );
+        outbox::write(tx, &envelope).await?;
+    }
+    tracing::warn!(app, failures, "circuit opened");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn five_counted_failures_in_a_row_open_and_a_success_resets() {
+        let mut state = ("closed", 0);
+        for _ in 0..4 {
+            let moved = next(state.0, state.1, Verdict::Failure, false);
+            assert!(!moved.opens);
+            state = (moved.state, moved.failures);
+        }
+        assert_eq!(state, ("closed", 4));
+        assert_eq!(
+            next("closed", 4, Verdict::Success, false),
+            Moved {
+                state: "closed",
+                failures: 0,
+                opens: false
+            }
+        );
+        assert_eq!(
+            next("closed", 4, Verdict::Neutral, false),
+            Moved {
+                state: "closed",
+                failures: 4,
+                opens: false
+            }
+        );
+        assert_eq!(
+            next("closed", 4, Verdict::Failure, false),
+            Moved {
+                state: "open",
+                failures: 5,
+                opens: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_trial_closes_on_success_and_reopens_otherwise() {
+        assert_eq!(next("half_open", 5, Verdict::Success, true).state, "closed");
+        assert!(next("half_open", 5, Verdict::Failure, true).opens);
+        assert!(next("half_open", 5, Verdict::Neutral, true).opens);
+        // A late outcome of a call made before the circuit opened moves nothing.
+        assert_eq!(
+            next("open", 5, Verdict::Failure, false),
+            Moved {
+                state: "open",
+                failures: 6,
+                opens: false
+            }
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! Call outcomes that move an app's circuit (SPEC §3.7), from the runs stage to the circuits
+//! stage, keyed by tenant and app so each circuit has one writer. Only outcomes that can move a
+//! circuit travel: a failure that counts, a success after failures, a trial's result.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::catalogue::{self, Topic};
+use crate::envelope::Message;
+
+/// How a call that ran the module went, for its app's circuit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// `timeout`, `trapped`, `bad_output`, `invalid_module`, `missing_export` (SPEC §7).
+    Failure,
+    /// The call succeeded (or answered `pending`).
+    Success,
+    /// Neither (the module answered an error): moves nothing but a trial.
+    Neutral,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A call of `app` ended; `trial`: it was the half-open circuit's trial call.
+    CallEnded {
+        app: String,
+        verdict: Verdict,
+        trial: bool,
+    },
+}
+
+impl Message for Event {
+    const TOPIC: Topic = catalogue::CIRCUITS;
+    const VERSION: u16 = 1;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        let Event::CallEnded { app, .. } = self;
+        catalogue::tenant_app_key(tenant, app)
+    }
+}
+
+/// Outbound events and notifications (SPEC §6.2), keyed by tenant: delivered by the webhook
+/// and notification workers of a later issue; written to the outbox where they happen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Outbound {
+    /// The webhook event `app.circuit.opened`.
+    #[serde(rename = "app.circuit.opened")]
+    CircuitOpened { app: String, failures: i32 },
+    /// The notification `app_degraded`.
+    #[serde(rename = "app_degraded")]
+    AppDegraded { app: String },
+}
+
+impl Message for Outbound {
+    const TOPIC: Topic = catalogue::OUTBOUND;
+    const VERSION: u16 = 1;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        tenant.map_or_else(|| b"platform".to_vec(), |t| t.to_string().into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn events_are_keyed_by_tenant_and_app_and_outbound_ones_by_tenant() {
+        let tenant = Uuid::now_v7();
+        let ended = Event::CallEnded {
+            app: "kyc".into(),
+            verdict: Verdict::Failure,
+            trial: false,
+        };
+        assert_eq!(
+            ended.key(Some(tenant)),
+            format!("{tenant}/kyc").into_bytes()
+        );
+        let opened = Outbound::CircuitOpened {
+            app: "kyc".into(),
+            failures: 5,
+        };
+        assert_eq!(opened.key(Some(tenant)), tenant.to_string().into_bytes());
+        assert_eq!(
+            serde_json::to_value(&opened).expect("serialises"),
+            json!({"type": "app.circuit.opened", "app": "kyc", "failures": 5})
+        );
+    }
+}
