@@ -245,7 +245,7 @@ async fn finish(
         .await?;
     tx.commit().await?;
     if let Some((seconds,)) = ended {
-        super::observe_finished(run, status, seconds);
+        super::observe_finished(run.tenant_id, &run.definition_key, status, seconds);
     }
     Ok(())
 }

@@ -13,14 +13,15 @@ pub(super) async fn apply(
     tenant: Uuid,
     run_id: Uuid,
 ) -> Result<Outcome, Error> {
-    let status: Option<(String,)> = sqlx::query_as(
-        "SELECT status FROM workflow_runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
+    let status: Option<(String, String, f64)> = sqlx::query_as(
+        "SELECT status, definition_key, extract(epoch FROM now() - created_at)::float8 \
+         FROM workflow_runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
     )
     .bind(run_id)
     .bind(tenant)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some((status,)) = status else {
+    let Some((status, definition_key, seconds)) = status else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such run."));
     };
     if !matches!(status.as_str(), "running" | "waiting_callback") {
@@ -49,5 +50,8 @@ pub(super) async fn apply(
             .await?;
     }
     let run = readers::runs::get(tx, readers::Tenant::new(tenant), run_id).await?;
+    // Before the commit: a cancel whose commit fails is applied (and counted) again on
+    // redelivery, a rare double count; after it, a crash would miss the run instead.
+    super::observe_finished(tenant, &definition_key, "cancelled", seconds);
     Ok(Outcome::done(run))
 }

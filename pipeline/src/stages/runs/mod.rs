@@ -128,11 +128,11 @@ impl Handler for RunsHandler {
 }
 
 /// `svc.workflow.run.duration` of a run that ended.
-fn observe_finished(run: &advance::RunRow, status: &str, seconds: f64) {
+fn observe_finished(tenant: uuid::Uuid, definition_key: &str, status: &str, seconds: f64) {
     metrics::histogram!(
         "svc.workflow.run.duration",
-        "tenant" => run.tenant_id.to_string(),
-        "definition_key" => run.definition_key.clone(),
+        "tenant" => tenant.to_string(),
+        "definition_key" => definition_key.to_owned(),
         "status" => status.to_owned(),
     )
     .record(seconds);
