@@ -121,16 +121,13 @@ impl Config {
 /// (comma-separated) still opens what it sealed.
 fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     let current = env.text("SECRET_STORE_KEY");
-    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS").unwrap_or_default();
-    match SecretKeys::from_settings(&current?, &previous) {
-        Ok(keys) => Some(Arc::new(keys)),
-        Err(error) => {
-            env.problem(format!(
-                "SECRET_STORE_KEY or SECRET_STORE_PREVIOUS_KEYS: {error}"
-            ));
+    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS");
+    SecretKeys::configured(current.as_deref(), previous.as_deref())
+        .unwrap_or_else(|problem| {
+            env.problem(problem);
             None
-        }
-    }
+        })
+        .map(Arc::new)
 }
 
 /// `APP_BLOCKED_SHA256`: comma-separated module hashes.

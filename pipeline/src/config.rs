@@ -56,16 +56,13 @@ impl Config {
 
 fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     let current = env.text("SECRET_STORE_KEY");
-    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS").unwrap_or_default();
-    match SecretKeys::from_settings(&current?, &previous) {
-        Ok(keys) => Some(Arc::new(keys)),
-        Err(error) => {
-            env.problem(format!(
-                "SECRET_STORE_KEY or SECRET_STORE_PREVIOUS_KEYS: {error}"
-            ));
+    let previous = env.text("SECRET_STORE_PREVIOUS_KEYS");
+    SecretKeys::configured(current.as_deref(), previous.as_deref())
+        .unwrap_or_else(|problem| {
+            env.problem(problem);
             None
-        }
-    }
+        })
+        .map(Arc::new)
 }
 
 #[cfg(test)]

@@ -112,15 +112,25 @@ impl SecretKeys {
         })
     }
 
-    /// The keys as configured: `current` (`SECRET_STORE_KEY`) and `previous`
-    /// (`SECRET_STORE_PREVIOUS_KEYS`, comma-separated, possibly empty).
-    pub fn from_settings(current: &str, previous: &str) -> Result<Self, BadKey> {
+    /// The keys a service is configured with: `current` (`SECRET_STORE_KEY`) and `previous`
+    /// (`SECRET_STORE_PREVIOUS_KEYS`, comma-separated); `None` without a current key. The error
+    /// is the configuration problem to report.
+    pub fn configured(
+        current: Option<&str>,
+        previous: Option<&str>,
+    ) -> Result<Option<Self>, String> {
+        let Some(current) = current else {
+            return Ok(None);
+        };
         let previous: Vec<&str> = previous
+            .unwrap_or_default()
             .split(',')
             .map(str::trim)
             .filter(|k| !k.is_empty())
             .collect();
         Self::parse(current, &previous)
+            .map(Some)
+            .map_err(|e| format!("SECRET_STORE_KEY or SECRET_STORE_PREVIOUS_KEYS: {e}"))
     }
 
     /// The id of the key that seals.
