@@ -31,6 +31,13 @@ pub trait Stage: Send + Sync + 'static {
     ) -> Result<Outcome, Error>;
 }
 
+/// The tenant a tenant's command (or event) names; one without is malformed, so poison.
+pub(crate) fn tenant_of<S: Stage>(command: &Envelope<S::Body>) -> Result<Uuid, Error> {
+    command
+        .tenant
+        .ok_or_else(|| Error::Invalid(format!("a {} command without a tenant", S::NAME)))
+}
+
 /// A stage bound to its database and reply channel.
 pub struct StageHandler<S> {
     stage: S,

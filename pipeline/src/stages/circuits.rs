@@ -15,7 +15,7 @@ use topics::{Envelope, Outcome, Principal};
 use crate::Error;
 use crate::audit::{self, AuditEvent};
 use crate::outbox;
-use crate::stage::Stage;
+use crate::stage::{Stage, tenant_of};
 
 /// Counted failures in a row that open a circuit.
 const FAILURES_TO_OPEN: i32 = 5;
@@ -34,9 +34,7 @@ impl Stage for CircuitsStage {
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
     ) -> Result<Outcome, Error> {
-        let tenant = event
-            .tenant
-            .ok_or_else(|| Error::Invalid("a circuit event without a tenant".into()))?;
+        let tenant = tenant_of::<Self>(event)?;
         let Event::CallEnded {
             app,
             verdict,

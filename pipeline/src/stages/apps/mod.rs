@@ -15,10 +15,9 @@ use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
 use topics::apps::Command;
 use topics::{Envelope, Outcome};
-use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::Stage;
+use crate::stage::{Stage, tenant_of};
 
 pub(crate) use decide::Decision;
 
@@ -43,18 +42,18 @@ impl Stage for AppsStage {
                 version,
                 module,
             } => {
-                let tenant = tenant_of(command)?;
+                let tenant = tenant_of::<Self>(command)?;
                 upload::apply(tx, command, tenant, *version_id, name, version, module).await
             }
             Command::Publish { version_id, name } => {
-                publish::apply(tx, command, tenant_of(command)?, *version_id, name).await
+                publish::apply(tx, command, tenant_of::<Self>(command)?, *version_id, name).await
             }
             Command::Approve {
                 version_id,
                 name,
                 comment,
             } => {
-                let tenant = tenant_of(command)?;
+                let tenant = tenant_of::<Self>(command)?;
                 let decision = Decision::Approved;
                 decide::apply(tx, command, tenant, *version_id, name, decision, comment).await
             }
@@ -63,7 +62,7 @@ impl Stage for AppsStage {
                 name,
                 comment,
             } => {
-                let tenant = tenant_of(command)?;
+                let tenant = tenant_of::<Self>(command)?;
                 let decision = Decision::Rejected;
                 decide::apply(tx, command, tenant, *version_id, name, decision, comment).await
             }
@@ -71,7 +70,17 @@ impl Stage for AppsStage {
                 version_id,
                 name,
                 seen,
-            } => withdraw::apply(tx, command, tenant_of(command)?, *version_id, name, *seen).await,
+            } => {
+                withdraw::apply(
+                    tx,
+                    command,
+                    tenant_of::<Self>(command)?,
+                    *version_id,
+                    name,
+                    *seen,
+                )
+                .await
+            }
             Command::ReleasePlatform {
                 version_id,
                 name,
@@ -82,15 +91,8 @@ impl Stage for AppsStage {
                 platform::retire(tx, command, *version_id, name).await
             }
             Command::SetApprovalSettings(settings) => {
-                approval_settings::apply(tx, command, tenant_of(command)?, settings).await
+                approval_settings::apply(tx, command, tenant_of::<Self>(command)?, settings).await
             }
         }
     }
-}
-
-/// A tenant's command names its tenant; one without is malformed.
-fn tenant_of(command: &Envelope<Command>) -> Result<Uuid, Error> {
-    command
-        .tenant
-        .ok_or_else(|| Error::Invalid("a tenant's apps command without a tenant".into()))
 }

@@ -12,7 +12,7 @@ use topics::definitions::Command;
 use topics::{Envelope, Outcome};
 
 use crate::Error;
-use crate::stage::Stage;
+use crate::stage::{Stage, tenant_of};
 
 /// Applies [`Command`]s of the `definitions.commands` topic.
 #[derive(Debug, Default)]
@@ -28,9 +28,7 @@ impl Stage for DefinitionsStage {
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
     ) -> Result<Outcome, Error> {
-        let tenant = command
-            .tenant
-            .ok_or_else(|| Error::Invalid("a definitions command without a tenant".into()))?;
+        let tenant = tenant_of::<Self>(command)?;
         let tenant = readers::Tenant::new(tenant);
         match &command.body {
             Command::CreateVersion { kind, key, body } => {

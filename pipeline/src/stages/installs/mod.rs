@@ -16,7 +16,7 @@ use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::Stage;
+use crate::stage::{Stage, tenant_of};
 
 /// Applies [`Command`]s of the `installs.commands` topic.
 #[derive(Debug, Default)]
@@ -32,9 +32,7 @@ impl Stage for InstallsStage {
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
     ) -> Result<Outcome, Error> {
-        let tenant = command
-            .tenant
-            .ok_or_else(|| Error::Invalid("an installs command without a tenant".into()))?;
+        let tenant = tenant_of::<Self>(command)?;
         match &command.body {
             Command::Install {
                 name,

@@ -126,8 +126,12 @@ impl Calls {
         }
     }
 
-    /// The call's row, created on first sight.
+    /// The call's row, created on first sight (the drive loop reads it after every attempt,
+    /// so only the first read pays for the insert).
     async fn row(&self, call: &Call<'_>) -> Result<CallRow, Error> {
+        if let Some(row) = self.stored_row(call).await? {
+            return Ok(row);
+        }
         sqlx::query(
             "INSERT INTO workflow_run_calls (run_id, call_key, step_id, app_name, action, status, \
              deadline_at) \
@@ -142,6 +146,12 @@ impl Calls {
         .bind(call.step_id)
         .execute(&self.pool)
         .await?;
+        self.stored_row(call).await?.ok_or_else(|| {
+            Error::Invalid(format!("call {} of run {} vanished", call.key, call.run_id))
+        })
+    }
+
+    async fn stored_row(&self, call: &Call<'_>) -> Result<Option<CallRow>, Error> {
         Ok(sqlx::query_as(
             "SELECT c.status, c.step_attempt, c.action_attempts, c.invocations, c.deadline_at, \
              c.next_attempt_at, c.output, c.error, c.session_id, s.external_id, \
@@ -151,7 +161,7 @@ impl Calls {
         )
         .bind(call.run_id)
         .bind(&call.key)
-        .fetch_one(&self.pool)
+        .fetch_optional(&self.pool)
         .await?)
     }
 

@@ -34,7 +34,7 @@ use topics::{Delivery, Envelope, HandleError, Handler, Outcome};
 pub(crate) use self::call::Calls;
 use crate::Error;
 use crate::replies::Replies;
-use crate::stage::{Stage, StageHandler};
+use crate::stage::{Stage, StageHandler, tenant_of};
 
 /// Applies [`Command`]s of the `runs.commands` topic.
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ impl Stage for RunsStage {
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
     ) -> Result<Outcome, Error> {
-        let tenant = tenant_of(command)?;
+        let tenant = tenant_of::<Self>(command)?;
         match &command.body {
             Command::Start {
                 run_id,
@@ -72,12 +72,6 @@ impl Stage for RunsStage {
             Command::Resume { .. } => Ok(Outcome::done(serde_json::Value::Null)),
         }
     }
-}
-
-fn tenant_of(command: &Envelope<Command>) -> Result<uuid::Uuid, Error> {
-    command
-        .tenant
-        .ok_or_else(|| Error::Invalid("a runs command without a tenant".into()))
 }
 
 /// The runs stage's consumer handler: the command applied and answered, then the run advanced.
@@ -107,7 +101,7 @@ impl Handler for RunsHandler {
         self.stage.handle(delivery).await?;
         let command = Envelope::<Command>::decode(delivery.payload)
             .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let tenant = tenant_of(&command).map_err(Error::into_handle_error)?;
+        let tenant = tenant_of::<RunsStage>(&command).map_err(Error::into_handle_error)?;
         advance::run(
             &self.calls,
             tenant,

@@ -101,6 +101,7 @@ async fn rule_set_step(
         None => set.rules.clone(),
     };
     let mut evaluated = Vec::with_capacity(entries.len());
+    let mut outcomes = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {
         let (id, rule) = match entry {
             RuleEntry::Inline(rule) => (rule_id(rule, index), Some(rule.clone())),
@@ -156,12 +157,9 @@ async fn rule_set_step(
         )
         .record(rule_started.elapsed().as_secs_f64() * 1000.0);
         evaluated.push(json!({"id": id, "type": kind, "outcome": outcome}));
+        outcomes.push(outcome);
     }
-    let outcome = rules::combined(evaluated.iter().map(|r| match r["outcome"].as_str() {
-        Some("fail") => RuleOutcome::Fail,
-        Some("error") => RuleOutcome::Error,
-        _ => RuleOutcome::Pass,
-    }));
+    let outcome = rules::combined(outcomes);
     metrics::histogram!(
         "svc.rule_set.evaluation.duration",
         "tenant" => run.tenant_id.to_string(),
