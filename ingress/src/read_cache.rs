@@ -3,12 +3,13 @@
 //! Reads of invocation history repeat far more often than the history changes, and each miss
 //! costs Postgres a count and a page query. The cache keeps the serialised answer keyed by
 //! tenant, the tenant's *generation*, the caller's visibility and the normalised request. A
-//! committed change of a tenant's records (a Postgres notification, see `read_cache_listener`)
-//! bumps that tenant's generation, so later lookups use a new key and the old answers age out;
-//! no entry is ever updated in place.
+//! committed change of a tenant's records (told by its writer over Redis, see
+//! `read_cache_listener`) bumps that tenant's generation, so later lookups use a new key and
+//! the old answers age out; no entry is ever updated in place. A writer that died between its
+//! commit and its message leaves answers stale for at most [`TIME_TO_LIVE`].
 //!
 //! A query that raced a change stores its answer under the generation it started with, which no
-//! lookup uses any more: a stale answer can never be served after the notification arrived.
+//! lookup uses any more: a stale answer can never be served after the message arrived.
 //! While the listener is not connected, changes could go unseen, so every lookup bypasses the
 //! cache until it is back (and the reconnect starts a new epoch for every tenant).
 
@@ -24,7 +25,7 @@ use uuid::Uuid;
 
 /// Upper bound on the bytes of cached answers per process.
 pub(crate) const MAX_BYTES: u64 = 64 * 1024 * 1024;
-/// Even a missed notification cannot keep an answer alive longer than this.
+/// Even a change nobody told cannot keep an answer alive longer than this.
 pub(crate) const TIME_TO_LIVE: Duration = Duration::from_secs(60);
 
 /// The version of a tenant's records a cached answer was read at.
@@ -32,7 +33,7 @@ pub(crate) const TIME_TO_LIVE: Duration = Duration::from_secs(60);
 pub(crate) struct Generation {
     /// Bumped for everyone when the listener (re)connects or a `TRUNCATE` is seen.
     epoch: u64,
-    /// Bumped for one tenant on each notification naming it.
+    /// Bumped for one tenant on each message naming it.
     tenant: u64,
 }
 

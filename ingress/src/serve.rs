@@ -40,7 +40,7 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
         stop.clone(),
     ));
     tokio::spawn(read_cache_listener::run(
-        state.pool.clone(),
+        state.redis.clone(),
         state.read_cache.clone(),
         stop.clone(),
     ));

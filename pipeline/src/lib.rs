@@ -12,6 +12,8 @@ mod audit;
 mod config;
 mod error;
 mod health;
+mod health_minutes;
+mod history_changes;
 mod inbox;
 mod outbox;
 mod partitions;

@@ -13,8 +13,8 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::health::{Health, serve_health};
+use crate::history_changes::HistoryChanges;
 use crate::outbox::Relay;
-use crate::partitions;
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
 use crate::stages::circuits::CircuitsStage;
@@ -23,6 +23,7 @@ use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
 };
 use crate::workers::Workers;
+use crate::{health_minutes, partitions};
 
 /// Runs the pipeline.
 pub fn main() -> ExitCode {
@@ -66,6 +67,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         .retry(start_up_retry())
         .notify(|error, wait| tracing::warn!(%error, ?wait, "redis not reachable yet; retrying"))
         .await?;
+    let (history, history_publisher) = HistoryChanges::start(connection.clone(), stop.clone());
     let replies = Replies::new(connection);
     let apps = tokio::spawn(stages::consume(
         AppsStage,
@@ -92,7 +94,10 @@ async fn run(config: Config, process: Process) -> RunResult {
         stop.clone(),
     ));
     let runs = tokio::spawn(stages::consume_with(
-        RunsHandler::new(calls(&config, pool.clone())?, Some(replies.clone())),
+        RunsHandler::new(
+            calls(&config, pool.clone(), history)?,
+            Some(replies.clone()),
+        ),
         "runs",
         topics::catalogue::RUNS.name,
         config.kafka_brokers.clone(),
@@ -116,6 +121,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
     let relay = tokio::spawn(relay.run(stop.clone()));
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
+    let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
         readiness: readiness(pool, redis, producer.clone()),
@@ -127,19 +133,25 @@ async fn run(config: Config, process: Process) -> RunResult {
     let _ = tokio::join!(
         relay,
         maintenance,
+        minutes,
         apps,
         installs,
         definitions,
         runs,
         circuits,
-        run_timers
+        run_timers,
+        history_publisher
     );
     let _ = producer.flush(Duration::from_secs(5));
     Ok(())
 }
 
 /// What the runs stage calls apps with.
-fn calls(config: &Config, pool: sqlx::PgPool) -> Result<Calls, reqwest::Error> {
+fn calls(
+    config: &Config,
+    pool: sqlx::PgPool,
+    history: HistoryChanges,
+) -> Result<Calls, reqwest::Error> {
     let runner = match &config.runner {
         Some((url, token)) => Some(runner::client::RunnerClient::new(url, token)?),
         None => None,
@@ -149,6 +161,7 @@ fn calls(config: &Config, pool: sqlx::PgPool) -> Result<Calls, reqwest::Error> {
         runner,
         secret_keys: config.secret_keys.clone(),
         blocked: config.blocked_modules.clone().into(),
+        history,
     })
 }
 

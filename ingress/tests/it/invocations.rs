@@ -7,7 +7,9 @@ use uuid::Uuid;
 
 use crate::support::instance::Instance;
 use crate::support::isolation::assert_foreign_is_absent;
-use crate::support::{StackUrls, admin, analyst, assert_envelope, client, database, stack};
+use crate::support::{
+    StackUrls, admin, analyst, announce_history_changed, assert_envelope, client, database, stack,
+};
 
 struct Fixture {
     id: Uuid,
@@ -250,12 +252,13 @@ async fn get_status(url: &str, token: &str) -> (u16, Value) {
 }
 
 /// Reads are served from the in-process read cache; a committed insert, update or delete of the
-/// tenant's records must show in the reads that follow, once Postgres has delivered the change
-/// notification (milliseconds), never a stale answer for longer.
+/// tenant's records must show in the reads that follow once its writer told the caches
+/// (milliseconds), never a stale answer for longer. Totals come from the rollups the schema's
+/// triggers keep, so they follow the insert, the status change and the delete too.
 ///
 /// The test runs its own instance, so the cache counters it reads are moved by its reads only,
 /// and seeds before that instance starts: its change listener connects after the seed
-/// committed, so no notification of the seed can arrive between the reads.
+/// committed, so no message about the seed can arrive between the reads.
 #[tokio::test]
 async fn a_committed_change_shows_in_the_reads_that_follow() {
     let pool = database().await;
@@ -308,6 +311,7 @@ async fn a_committed_change_shows_in_the_reads_that_follow() {
         .execute(&pool)
         .await
         .expect("delete");
+    announce_history_changed(tenant).await;
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {

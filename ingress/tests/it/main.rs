@@ -11,6 +11,7 @@ mod definitions;
 mod envelope;
 mod health;
 mod internal;
+mod invocation_totals;
 mod invocations;
 mod rate_limit;
 mod request_id;

@@ -78,6 +78,22 @@ pub async fn database() -> sqlx::PgPool {
     pool
 }
 
+/// Tells read caches that `tenant`'s invocation history changed, as every writer of
+/// `app_invocations` does once its transaction committed.
+pub async fn announce_history_changed(tenant: Uuid) {
+    let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis reachable");
+    redis::cmd("PUBLISH")
+        .arg(readers::invocations::CHANGED_CHANNEL)
+        .arg(tenant.to_string())
+        .query_async::<i64>(&mut connection)
+        .await
+        .expect("published");
+}
+
 /// Asserts the body is the error envelope with `code`, and its request id equals the header.
 pub async fn assert_envelope(
     response: reqwest::Response,

@@ -28,6 +28,7 @@ use super::record::{self, Recorded};
 use super::retry::{self, ActionPolicy, Attempts, Next};
 use super::target;
 use crate::Error;
+use crate::history_changes::HistoryChanges;
 
 /// What the runs stage calls apps with.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub(crate) struct Calls {
     pub(crate) runner: Option<RunnerClient>,
     pub(crate) secret_keys: Option<Arc<SecretKeys>>,
     pub(crate) blocked: Arc<[Sha256]>,
+    /// Told of each invocation record written, once committed.
+    pub(crate) history: HistoryChanges,
 }
 
 /// One app call of a run.
@@ -253,7 +256,7 @@ impl Calls {
             _ => Next::GiveUp,
         };
         let callback_timeout = action["async"]["callbackTimeoutSeconds"].as_u64();
-        record::attempt(
+        let recorded = record::attempt(
             &self.pool,
             call,
             row,
@@ -268,6 +271,10 @@ impl Calls {
             },
         )
         .instrument(span)
-        .await
+        .await?;
+        if recorded == Recorded::Written && attempted.reached.is_some() {
+            self.history.changed(call.tenant);
+        }
+        Ok(recorded)
     }
 }

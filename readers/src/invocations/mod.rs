@@ -7,13 +7,16 @@ use serde_json::Value;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use crate::page::COUNT_CAP;
 use crate::redaction::{Visibility, redact_text, redact_values};
 use crate::{Error, ListPage, Page, Tenant};
 
-/// Postgres notification channel on which every committed change of `app_invocations` names
-/// the tenant it touched (a trigger of the schema), or `*` after a `TRUNCATE`.
-pub const CHANGED_CHANNEL: &str = "app_invocations_changed";
+mod total;
+
+/// Redis channel on which writers of `app_invocations` name each tenant whose history they
+/// changed, once their transaction committed (or `*`: any tenant may have changed). Read
+/// caches listen to it; a writer that cannot tell (a crash between commit and message) is
+/// covered by the caches' time to live.
+pub const CHANGED_CHANNEL: &str = "app_invocations:changed";
 
 /// Status of an invocation attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -199,7 +202,8 @@ fn push_scope(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Invoc
     }
 }
 
-/// One page of a tenant's invocations, newest first, with the capped count of every match.
+/// One page of a tenant's invocations, newest first, with the capped count of every match
+/// (`total`).
 pub async fn list(
     pool: &PgPool,
     tenant: Tenant,
@@ -214,15 +218,8 @@ pub async fn list(
         .push(" OFFSET ")
         .push_bind(page.offset);
 
-    let mut count_query = QueryBuilder::new("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
-    push_scope(&mut count_query, tenant, filter);
-    count_query
-        .push(" LIMIT ")
-        .push_bind(COUNT_CAP + 1)
-        .push(") AS capped");
-
     let rows = rows_query.build_query_as::<InvocationRow>().fetch_all(pool);
-    let count = count_query.build_query_scalar::<i64>().fetch_one(pool);
+    let count = total::count(pool, tenant, filter);
     // The page and the count run on two connections at once.
     let (rows, counted) = tokio::join!(rows, count);
     let items = rows?.into_iter().map(InvocationRecord::from).collect();

@@ -1,0 +1,34 @@
+//! Prunes the per-minute rollup behind `GET /apps/health` (`app_invocation_minutes`, written by
+//! the triggers of `app_invocations`): the route looks back a day at most, so minutes older
+//! than two days are deleted every hour.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+use crate::Error;
+
+const EVERY: Duration = Duration::from_secs(3600);
+
+async fn prune(pool: &PgPool) -> Result<u64, Error> {
+    let deleted =
+        sqlx::query("DELETE FROM app_invocation_minutes WHERE minute < now() - interval '2 days'")
+            .execute(pool)
+            .await?;
+    Ok(deleted.rows_affected())
+}
+
+/// Prunes now and every hour until stopped.
+pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
+    loop {
+        match prune(&pool).await {
+            Ok(deleted) => tracing::debug!(deleted, "health minutes pruned"),
+            Err(error) => tracing::warn!(%error, "health minutes not pruned"),
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(EVERY) => {}
+        }
+    }
+}
