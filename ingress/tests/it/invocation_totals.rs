@@ -111,9 +111,12 @@ fn param(at: DateTime<Utc>) -> String {
     .collect()
 }
 
+/// `from` and `to` of a request, either open.
+type Window = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
 /// Windows that start and end inside days, on day and month boundaries, on a day's last
 /// microsecond, inside one day, and open on either side.
-fn windows() -> Vec<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> {
+fn windows() -> Vec<Window> {
     let day_end = |at: DateTime<Utc>| at - Duration::microseconds(1);
     vec![
         (None, None),
