@@ -41,6 +41,7 @@ pub(crate) enum ApiRoute {
     GetInvocation,
     ListApps,
     ListAppApprovals,
+    AppsHealth,
     UploadApp,
     GetApp,
     ListAppVersions,
@@ -75,6 +76,7 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::GetInvocation),
         PublicRoute::Api(ApiRoute::ListApps),
         PublicRoute::Api(ApiRoute::ListAppApprovals),
+        PublicRoute::Api(ApiRoute::AppsHealth),
         PublicRoute::Api(ApiRoute::UploadApp),
         PublicRoute::Api(ApiRoute::GetApp),
         PublicRoute::Api(ApiRoute::ListAppVersions),
@@ -123,6 +125,7 @@ impl ApiRoute {
             | ApiRoute::GetInvocation
             | ApiRoute::ListApps
             | ApiRoute::ListAppApprovals
+            | ApiRoute::AppsHealth
             | ApiRoute::GetApp
             | ApiRoute::ListAppVersions
             | ApiRoute::AppUsage
@@ -153,6 +156,7 @@ impl ApiRoute {
             ApiRoute::GetInvocation => "/app-invocations/{id}",
             ApiRoute::ListApps => "/apps",
             ApiRoute::ListAppApprovals => "/apps/approvals",
+            ApiRoute::AppsHealth => "/apps/health",
             ApiRoute::UploadApp => "/apps/uploads",
             ApiRoute::GetApp => "/apps/{name}",
             ApiRoute::ListAppVersions => "/apps/{name}/versions",
@@ -182,6 +186,7 @@ impl ApiRoute {
             | ApiRoute::GetInvocation
             | ApiRoute::ListApps
             | ApiRoute::ListAppApprovals
+            | ApiRoute::AppsHealth
             | ApiRoute::GetApp
             | ApiRoute::ListAppVersions
             | ApiRoute::AppUsage => Permission::AppsRead,
@@ -389,6 +394,7 @@ async fn authorised(
         ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
         ApiRoute::ListApps => routes::apps::list(state, principal).await,
         ApiRoute::ListAppApprovals => routes::app_approvals::list(state, principal, query).await,
+        ApiRoute::AppsHealth => routes::apps_health::report(state, principal, query).await,
         ApiRoute::UploadApp => routes::app_uploads::upload(state, origin, &parts, body).await,
         ApiRoute::GetApp => routes::apps::get(state, principal, name).await,
         ApiRoute::ListAppVersions => routes::apps::versions(state, principal, name).await,

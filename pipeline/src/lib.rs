@@ -8,6 +8,7 @@
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery and the installs stage, run against the real broker and database.
 
+mod active_runs;
 mod audit;
 mod config;
 mod error;

@@ -23,7 +23,7 @@ use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
 };
 use crate::workers::Workers;
-use crate::{health_minutes, partitions};
+use crate::{active_runs, health_minutes, partitions};
 
 /// Runs the pipeline.
 pub fn main() -> ExitCode {
@@ -122,6 +122,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let relay = tokio::spawn(relay.run(stop.clone()));
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
     let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
+    let active = tokio::spawn(active_runs::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
         readiness: readiness(pool, redis, producer.clone()),
@@ -134,6 +135,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         relay,
         maintenance,
         minutes,
+        active,
         apps,
         installs,
         definitions,

@@ -11,6 +11,7 @@ pub(crate) mod app_uploads;
 pub(crate) mod app_versions;
 pub(crate) mod approval_settings;
 pub(crate) mod apps;
+pub(crate) mod apps_health;
 pub(crate) mod definitions;
 pub(crate) mod openapi;
 pub(crate) mod workflow_runs;

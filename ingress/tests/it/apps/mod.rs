@@ -5,6 +5,7 @@ mod availability;
 mod canary;
 mod dead_letters;
 mod deployment;
+mod health;
 mod installs;
 mod isolation;
 mod lifecycle;

@@ -1,0 +1,35 @@
+//! `GET /apps/health?windowMinutes=` (SPEC §4.7): the tenant's apps' calls over a recent
+//! window, open circuits and installs on blocked modules, from rollups (`readers::apps::health`).
+
+use http::{Response, StatusCode};
+use readers::apps::health::{self, DEFAULT_WINDOW_MINUTES, WINDOW_MINUTES};
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::query::Query;
+use crate::state::State;
+use service::http::{Body, response};
+
+pub(crate) async fn report(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let window = query.integer(
+        "windowMinutes",
+        *WINDOW_MINUTES.start(),
+        *WINDOW_MINUTES.end(),
+        DEFAULT_WINDOW_MINUTES,
+    );
+    query.finish()?;
+    let blocked: Vec<&str> = state
+        .config
+        .blocked_modules
+        .iter()
+        .map(|sha| sha.as_str())
+        .collect();
+    let tenant = readers::Tenant::new(principal.tenant);
+    let report = health::report(&state.pool, tenant, window, &blocked).await?;
+    Ok(response::json(StatusCode::OK, &report))
+}
