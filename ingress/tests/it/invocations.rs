@@ -121,6 +121,15 @@ async fn lists_newest_first_with_filters_paging_and_total() {
     let failures = list(&token, "?status=error&status=timeout").await;
     assert_eq!(ids_of(&failures), vec![ids[5], ids[2], ids[1]]);
     assert_eq!(failures["total"], 3);
+    // Several statuses are merged from one scan each: paging cuts the merged order.
+    let failures = list(&token, "?status=timeout&status=error&limit=2&offset=1").await;
+    assert_eq!(ids_of(&failures), vec![ids[2], ids[1]]);
+    let failures = list(
+        &token,
+        "?status=error&status=pending&status=timeout&limit=1&offset=3",
+    )
+    .await;
+    assert_eq!(ids_of(&failures), vec![ids[1]]);
 
     let from = (base + Duration::minutes(1)).to_rfc3339();
     let to = (base + Duration::minutes(3)).to_rfc3339();

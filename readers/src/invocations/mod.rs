@@ -10,6 +10,16 @@ use uuid::Uuid;
 use crate::redaction::{Visibility, redact_text, redact_values};
 use crate::{Error, ListPage, Page, Tenant};
 
+/// The selected columns, as a macro so queries stay `&'static str` (sqlx refuses built strings).
+macro_rules! columns {
+    () => {
+        "id, tenant_id, app_name, version_id, action, subject_id, workflow_run_id, \
+         input, output, status, error, duration_ms, invoked_at, idempotency_key, attempt, \
+         usage_http_requests, usage_document_reads, usage_log_lines"
+    };
+}
+
+mod page;
 mod total;
 
 /// Redis channel on which writers of `app_invocations` name each tenant whose history they
@@ -169,17 +179,14 @@ impl From<InvocationRow> for InvocationRecord {
     }
 }
 
-/// The selected columns, as a macro so queries stay `&'static str` (sqlx refuses built strings).
-macro_rules! columns {
-    () => {
-        "id, tenant_id, app_name, version_id, action, subject_id, workflow_run_id, \
-         input, output, status, error, duration_ms, invoked_at, idempotency_key, attempt, \
-         usage_http_requests, usage_document_reads, usage_log_lines"
-    };
-}
-
-/// Appends `WHERE tenant_id = $1 AND <filters>` to `query`.
-fn push_scope(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &InvocationFilter) {
+/// Appends `WHERE tenant_id = $1 AND <filters>` to `query`, with `statuses` in place of the
+/// filter's (any of them; none: every status).
+fn push_scope(
+    query: &mut QueryBuilder<Postgres>,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    statuses: &[InvocationStatus],
+) {
     query.push(" WHERE tenant_id = ").push_bind(tenant.id());
     if let Some(run) = filter.workflow_run_id {
         query.push(" AND workflow_run_id = ").push_bind(run);
@@ -187,12 +194,18 @@ fn push_scope(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Invoc
     if let Some(app) = &filter.app_name {
         query.push(" AND app_name = ").push_bind(app.clone());
     }
-    if !filter.statuses.is_empty() {
-        let statuses: Vec<&'static str> = filter.statuses.iter().map(|s| s.as_str()).collect();
-        query
-            .push(" AND status = ANY(")
-            .push_bind(statuses)
-            .push(")");
+    match statuses {
+        [] => {}
+        [status] => {
+            query.push(" AND status = ").push_bind(status.as_str());
+        }
+        _ => {
+            let statuses: Vec<&'static str> = statuses.iter().map(|s| s.as_str()).collect();
+            query
+                .push(" AND status = ANY(")
+                .push_bind(statuses)
+                .push(")");
+        }
     }
     if let Some(from) = filter.from {
         query.push(" AND invoked_at >= ").push_bind(from);
@@ -210,15 +223,7 @@ pub async fn list(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<ListPage<InvocationRecord>, Error> {
-    let mut rows_query = QueryBuilder::new(concat!("SELECT ", columns!(), " FROM app_invocations"));
-    push_scope(&mut rows_query, tenant, filter);
-    rows_query
-        .push(" ORDER BY invoked_at DESC, id DESC LIMIT ")
-        .push_bind(page.limit)
-        .push(" OFFSET ")
-        .push_bind(page.offset);
-
-    let rows = rows_query.build_query_as::<InvocationRow>().fetch_all(pool);
+    let rows = page::rows(pool, tenant, filter, page);
     let count = total::count(pool, tenant, filter);
     // The page and the count run on two connections at once.
     let (rows, counted) = tokio::join!(rows, count);

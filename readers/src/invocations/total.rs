@@ -182,7 +182,7 @@ async fn count_rows(
 ) -> Result<i64, Error> {
     let mut query =
         QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
-    push_scope(&mut query, tenant, filter);
+    push_scope(&mut query, tenant, filter, &filter.statuses);
     if let Some((start, end)) = skip {
         query
             .push(" AND (invoked_at < ")
