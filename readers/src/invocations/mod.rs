@@ -231,6 +231,22 @@ pub async fn list(
     Ok(ListPage::capped(items, counted?))
 }
 
+/// The plans (`EXPLAIN (FORMAT JSON)`) of the queries [`list`] runs on the history for these
+/// arguments (the rollup sum aside), for tests that check which indexes serve each filter.
+#[cfg(feature = "testing")]
+pub async fn explain_list(
+    pool: &PgPool,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    page: Page,
+) -> Result<Vec<Value>, Error> {
+    let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
+    page::push_query(&mut query, tenant, filter, page);
+    let mut plans = vec![query.build_query_scalar::<Value>().fetch_one(pool).await?];
+    plans.extend(total::explain(pool, tenant, filter).await?);
+    Ok(plans)
+}
+
 /// One invocation of the tenant; `None` when absent or another tenant's.
 pub async fn get(
     pool: &PgPool,

@@ -17,21 +17,34 @@ pub(super) async fn rows(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<InvocationRow>, Error> {
-    let mut query = QueryBuilder::<Postgres>::new("SELECT page.* FROM (");
-    push_keys(&mut query, tenant, filter, page);
+    let mut query = QueryBuilder::<Postgres>::new("");
+    push_query(&mut query, tenant, filter, page);
+    Ok(query
+        .build_query_as::<InvocationRow>()
+        .fetch_all(pool)
+        .await?)
+}
+
+/// Appends the page's query to `query`.
+pub(super) fn push_query(
+    query: &mut QueryBuilder<Postgres>,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    page: Page,
+) {
+    query.push("SELECT page.* FROM (");
+    push_keys(query, tenant, filter, page);
     query.push(concat!(
         ") AS keys CROSS JOIN LATERAL (SELECT ",
         columns!(),
         " FROM app_invocations WHERE tenant_id = "
     ));
+    // LIMIT 1 keeps the lookup a subquery run per key (one primary key probe in the key's own
+    // month) rather than a join the planner may turn into a scan of the tenant's rows.
     query.push_bind(tenant.id()).push(
-        " AND invoked_at = keys.invoked_at AND id = keys.id) AS page \
+        " AND invoked_at = keys.invoked_at AND id = keys.id LIMIT 1) AS page \
              ORDER BY page.invoked_at DESC, page.id DESC",
     );
-    Ok(query
-        .build_query_as::<InvocationRow>()
-        .fetch_all(pool)
-        .await?)
 }
 
 /// `SELECT invoked_at, id ...` of the page's matches, newest first.

@@ -4,9 +4,9 @@
 //! `app_invocation_counts` holds, per tenant, app and status, the rows of each UTC month and
 //! day, kept exact by triggers in the writers' transactions. A time window splits into the whole
 //! months it covers, the whole days left at either end, and the partial days at its edges:
-//! months and days are summed from the rollup, only the edges are counted raw (at most two
-//! days' rows, and never past the cap). A run's invocations are few and have no rollup: they
-//! are counted raw.
+//! months and days are summed from the rollup, only the edges are counted raw, each as one
+//! index range (at most a day's rows each, never past the cap). A run's invocations are few
+//! and have no rollup: they are counted raw.
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
@@ -14,6 +14,9 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use super::{InvocationFilter, InvocationStatus, push_scope};
 use crate::page::COUNT_CAP;
 use crate::{Error, Tenant};
+
+/// The precision of a stored `invoked_at`: the last instant before `t` is `t - MICROSECOND`.
+const MICROSECOND: Duration = Duration::microseconds(1);
 
 /// Stand-ins for an open end of the window, inside the range Postgres stores.
 fn beginning() -> DateTime<Utc> {
@@ -27,16 +30,20 @@ fn end() -> DateTime<Utc> {
 type Range = (DateTime<Utc>, DateTime<Utc>);
 
 /// How a window `[from, to]` is counted.
+/// An inclusive window `[from, to]`, either end open.
+type Window = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// How a window is counted.
 #[derive(Debug, Clone, PartialEq)]
 struct Split {
     /// Whole months, summed from the month rollup.
     months: Range,
     /// Whole days before and after the months, summed from the day rollup.
     days: [Range; 2],
-    /// All the whole days, `None` when the window covers none.
-    whole: Option<Range>,
-    /// Whether rows outside the whole days must be counted raw (the window has partial days).
-    edges: bool,
+    /// Whether there is any whole day at all (else the rollups are not asked).
+    any_whole: bool,
+    /// The partial days at the window's ends, counted raw: each one index range.
+    edges: Vec<Window>,
 }
 
 fn day_floor(at: DateTime<Utc>) -> DateTime<Utc> {
@@ -80,16 +87,21 @@ fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
     // Whole days are [first_day, after_last_day): a day is whole when `to` reaches its last
     // microsecond, the precision Postgres keeps.
     let first_day = from.map_or(beginning(), day_ceil);
-    let after_last_day = to.map_or(end(), |to| day_floor(to + Duration::microseconds(1)));
-    let edges = from.is_some_and(|from| from != first_day)
-        || to.is_some_and(|to| to + Duration::microseconds(1) != after_last_day);
+    let after_last_day = to.map_or(end(), |to| day_floor(to + MICROSECOND));
     if first_day >= after_last_day {
         return Split {
             months: empty,
             days: [empty, empty],
-            whole: None,
-            edges: true,
+            any_whole: false,
+            edges: vec![(from, to)],
         };
+    }
+    let mut edges = Vec::new();
+    if let Some(from) = from.filter(|from| *from < first_day) {
+        edges.push((Some(from), Some(first_day - MICROSECOND)));
+    }
+    if let Some(to) = to.filter(|to| *to + MICROSECOND > after_last_day) {
+        edges.push((Some(after_last_day), Some(to)));
     }
     let first_month = if from.is_some() {
         month_ceil(first_day)
@@ -101,19 +113,18 @@ fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
     } else {
         end()
     };
-    let whole = Some((first_day, after_last_day));
     if first_month >= after_last_month {
         return Split {
             months: empty,
             days: [(first_day, after_last_day), empty],
-            whole,
+            any_whole: true,
             edges,
         };
     }
     Split {
         months: (first_month, after_last_month),
         days: [(first_day, first_month), (after_last_month, after_last_day)],
-        whole,
+        any_whole: true,
         edges,
     }
 }
@@ -125,19 +136,32 @@ pub(super) async fn count(
     filter: &InvocationFilter,
 ) -> Result<i64, Error> {
     if filter.workflow_run_id.is_some() {
-        return count_rows(pool, tenant, filter, None, COUNT_CAP + 1).await;
+        return count_rows(pool, tenant, filter, COUNT_CAP + 1).await;
     }
     let split = split(filter.from, filter.to);
-    let rolled_up = match split.whole {
-        Some(_) => sum_rollups(pool, tenant, filter, &split).await?,
-        None => 0,
+    let mut counted = match split.any_whole {
+        true => sum_rollups(pool, tenant, filter, &split).await?,
+        false => 0,
     };
-    if !split.edges || rolled_up > COUNT_CAP {
-        return Ok(rolled_up);
+    for (from, to) in split.edges {
+        if counted > COUNT_CAP {
+            break;
+        }
+        let edge = InvocationFilter {
+            from,
+            to,
+            ..filter.clone()
+        };
+        counted += count_rows(pool, tenant, &edge, COUNT_CAP + 1 - counted).await?;
     }
-    let edges = count_rows(pool, tenant, filter, split.whole, COUNT_CAP + 1 - rolled_up).await?;
-    Ok(rolled_up + edges)
+    Ok(counted)
 }
+
+const SUM_ROLLUPS: &str = "SELECT coalesce(sum(calls), 0)::bigint FROM app_invocation_counts \
+     WHERE tenant_id = $1 AND ($2::text IS NULL OR app_name = $2) AND status = ANY($3) \
+       AND ((span = 'month' AND bucket >= $4 AND bucket < $5) \
+         OR (span = 'day' AND bucket >= $6 AND bucket < $7) \
+         OR (span = 'day' AND bucket >= $8 AND bucket < $9))";
 
 /// Sums the month and day rollups of `split`.
 async fn sum_rollups(
@@ -151,48 +175,67 @@ async fn sum_rollups(
     } else {
         filter.statuses.iter().map(|s| s.as_str()).collect()
     };
-    let sum = sqlx::query_scalar::<_, i64>(
-        "SELECT coalesce(sum(calls), 0)::bigint FROM app_invocation_counts \
-         WHERE tenant_id = $1 AND ($2::text IS NULL OR app_name = $2) AND status = ANY($3) \
-           AND ((span = 'month' AND bucket >= $4 AND bucket < $5) \
-             OR (span = 'day' AND bucket >= $6 AND bucket < $7) \
-             OR (span = 'day' AND bucket >= $8 AND bucket < $9))",
-    )
-    .bind(tenant.id())
-    .bind(filter.app_name.as_deref())
-    .bind(statuses)
-    .bind(split.months.0)
-    .bind(split.months.1)
-    .bind(split.days[0].0)
-    .bind(split.days[0].1)
-    .bind(split.days[1].0)
-    .bind(split.days[1].1)
-    .fetch_one(pool)
-    .await?;
+    let sum = sqlx::query_scalar::<_, i64>(SUM_ROLLUPS)
+        .bind(tenant.id())
+        .bind(filter.app_name.as_deref())
+        .bind(statuses)
+        .bind(split.months.0)
+        .bind(split.months.1)
+        .bind(split.days[0].0)
+        .bind(split.days[0].1)
+        .bind(split.days[1].0)
+        .bind(split.days[1].1)
+        .fetch_one(pool)
+        .await?;
     Ok(sum)
 }
 
-/// Counts raw rows matching `filter`, leaving out `[skip.0, skip.1)`, stopping at `limit`.
+/// Counts raw rows matching `filter`, stopping at `limit`.
 async fn count_rows(
     pool: &PgPool,
     tenant: Tenant,
     filter: &InvocationFilter,
-    skip: Option<Range>,
     limit: i64,
 ) -> Result<i64, Error> {
-    let mut query =
-        QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
-    push_scope(&mut query, tenant, filter, &filter.statuses);
-    if let Some((start, end)) = skip {
-        query
-            .push(" AND (invoked_at < ")
-            .push_bind(start)
-            .push(" OR invoked_at >= ")
-            .push_bind(end)
-            .push(")");
-    }
-    query.push(" LIMIT ").push_bind(limit).push(") AS capped");
+    let mut query = QueryBuilder::<Postgres>::new("");
+    push_count_rows(&mut query, tenant, filter, limit);
     Ok(query.build_query_scalar::<i64>().fetch_one(pool).await?)
+}
+
+fn push_count_rows(
+    query: &mut QueryBuilder<Postgres>,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    limit: i64,
+) {
+    query.push("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
+    push_scope(query, tenant, filter, &filter.statuses);
+    query.push(" LIMIT ").push_bind(limit).push(") AS capped");
+}
+
+/// The plans (`EXPLAIN (FORMAT JSON)`) of the raw counts [`count`] may run for `filter`.
+#[cfg(feature = "testing")]
+pub(super) async fn explain(
+    pool: &PgPool,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+) -> Result<Vec<serde_json::Value>, Error> {
+    let edges = match filter.workflow_run_id {
+        Some(_) => vec![(filter.from, filter.to)],
+        None => split(filter.from, filter.to).edges,
+    };
+    let mut plans = Vec::new();
+    for (from, to) in edges {
+        let edge = InvocationFilter {
+            from,
+            to,
+            ..filter.clone()
+        };
+        let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
+        push_count_rows(&mut query, tenant, &edge, COUNT_CAP + 1);
+        plans.push(query.build_query_scalar().fetch_one(pool).await?);
+    }
+    Ok(plans)
 }
 
 #[cfg(test)]
@@ -205,19 +248,21 @@ mod tests {
             .with_timezone(&Utc)
     }
 
+    fn split_of(from: &str, to: &str) -> Split {
+        split(Some(at(from)), Some(at(to)))
+    }
+
     #[test]
     fn no_window_is_every_month() {
         let s = split(None, None);
         assert_eq!(s.months, (beginning(), end()));
-        assert!(!s.edges);
+        assert!(s.any_whole);
+        assert_eq!(s.edges, vec![]);
     }
 
     #[test]
-    fn a_long_window_is_months_whole_days_and_edges() {
-        let s = split(
-            Some(at("2025-01-15T10:00:00Z")),
-            Some(at("2025-04-03T12:00:00Z")),
-        );
+    fn a_long_window_is_months_whole_days_and_two_edges() {
+        let s = split_of("2025-01-15T10:00:00Z", "2025-04-03T12:00:00Z");
         assert_eq!(
             s.months,
             (at("2025-02-01T00:00:00Z"), at("2025-04-01T00:00:00Z"))
@@ -230,42 +275,55 @@ mod tests {
             ]
         );
         assert_eq!(
-            s.whole,
-            Some((at("2025-01-16T00:00:00Z"), at("2025-04-03T00:00:00Z")))
+            s.edges,
+            vec![
+                (
+                    Some(at("2025-01-15T10:00:00Z")),
+                    Some(at("2025-01-15T23:59:59.999999Z"))
+                ),
+                (
+                    Some(at("2025-04-03T00:00:00Z")),
+                    Some(at("2025-04-03T12:00:00Z"))
+                ),
+            ]
         );
-        assert!(s.edges);
     }
 
     #[test]
     fn whole_days_need_no_raw_count() {
         // `to` is inclusive: its last microsecond closes the day.
-        let s = split(
-            Some(at("2025-03-01T00:00:00Z")),
-            Some(at("2025-03-31T23:59:59.999999Z")),
-        );
+        let s = split_of("2025-03-01T00:00:00Z", "2025-03-31T23:59:59.999999Z");
         assert_eq!(
             s.months,
             (at("2025-03-01T00:00:00Z"), at("2025-04-01T00:00:00Z"))
         );
-        assert!(!s.edges);
+        assert_eq!(s.edges, vec![]);
         // One microsecond short leaves the last day partial.
         let s = split_of("2025-03-01T00:00:00Z", "2025-03-31T23:59:59.999998Z");
         assert_eq!(
             s.days[0],
             (at("2025-03-01T00:00:00Z"), at("2025-03-31T00:00:00Z"))
         );
-        assert!(s.edges);
-    }
-
-    fn split_of(from: &str, to: &str) -> Split {
-        split(Some(at(from)), Some(at(to)))
+        assert_eq!(
+            s.edges,
+            vec![(
+                Some(at("2025-03-31T00:00:00Z")),
+                Some(at("2025-03-31T23:59:59.999998Z"))
+            )]
+        );
     }
 
     #[test]
     fn a_window_inside_one_day_is_counted_raw() {
         let s = split_of("2025-03-05T01:00:00Z", "2025-03-05T20:00:00Z");
-        assert_eq!(s.whole, None);
-        assert!(s.edges);
+        assert!(!s.any_whole);
+        assert_eq!(
+            s.edges,
+            vec![(
+                Some(at("2025-03-05T01:00:00Z")),
+                Some(at("2025-03-05T20:00:00Z"))
+            )]
+        );
     }
 
     #[test]
@@ -276,12 +334,19 @@ mod tests {
             s.days[0],
             (at("2025-03-06T00:00:00Z"), at("2025-04-01T00:00:00Z"))
         );
+        assert_eq!(s.edges.len(), 1);
         let s = split(None, Some(at("2025-03-05T01:00:00Z")));
         assert_eq!(s.months, (beginning(), at("2025-03-01T00:00:00Z")));
         assert_eq!(
             s.days[1],
             (at("2025-03-01T00:00:00Z"), at("2025-03-05T00:00:00Z"))
         );
-        assert!(s.edges);
+        assert_eq!(
+            s.edges,
+            vec![(
+                Some(at("2025-03-05T00:00:00Z")),
+                Some(at("2025-03-05T01:00:00Z"))
+            )]
+        );
     }
 }

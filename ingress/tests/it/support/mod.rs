@@ -75,6 +75,16 @@ pub async fn database() -> sqlx::PgPool {
         .await
         .expect("database reachable");
     schema::migrate(&pool).await.expect("migrations apply");
+    // Fixtures write history from 2023 on: its months need their partitions (there is no
+    // default partition to catch them).
+    sqlx::query(
+        "SELECT app_invocations_ensure_partitions('2023-01-01', \
+         (extract(year FROM age(now(), '2023-01-01')) * 12 \
+          + extract(month FROM age(now(), '2023-01-01')))::integer + 4)",
+    )
+    .execute(&pool)
+    .await
+    .expect("partitions");
     pool
 }
 
