@@ -57,6 +57,8 @@ pub(crate) struct Config {
     pub(crate) catalogue_dir: Option<PathBuf>,
     /// How long a route waits for its command's outcome (`COMMAND_WAIT_SECONDS`).
     pub(crate) command_wait: Duration,
+    /// `API_READ_CACHE_MB`: memory of the read cache; 0 turns it off.
+    pub(crate) read_cache_bytes: u64,
     pub(crate) shutdown_grace: Duration,
 }
 
@@ -93,6 +95,7 @@ impl Config {
         let blocked_modules = blocked_modules(env);
         let catalogue_dir = env.text("APP_CATALOGUE_DIR").map(PathBuf::from);
         let command_wait = Duration::from_secs(env.parsed("COMMAND_WAIT_SECONDS", 10u64));
+        let read_cache_bytes = env.parsed("API_READ_CACHE_MB", 64u64) * 1024 * 1024;
         let shutdown_grace = Duration::from_secs(env.parsed("SHUTDOWN_GRACE_SECONDS", 30u64));
         Self {
             host,
@@ -112,6 +115,7 @@ impl Config {
             blocked_modules,
             catalogue_dir,
             command_wait,
+            read_cache_bytes,
             shutdown_grace,
         }
     }

@@ -54,6 +54,8 @@ pub(crate) struct ReadCache {
     tenants: RwLock<HashMap<Uuid, u64>>,
     epoch: AtomicU64,
     listening: AtomicBool,
+    /// Configured without memory (`API_READ_CACHE_MB=0`): every read goes to the database.
+    off: bool,
 }
 
 impl Default for ReadCache {
@@ -75,12 +77,16 @@ impl ReadCache {
             tenants: RwLock::new(HashMap::new()),
             epoch: AtomicU64::new(0),
             listening: AtomicBool::new(false),
+            off: max_bytes == 0,
         }
     }
 
     /// The key of `request` for `tenant` as of now, or `None` when the cache cannot be trusted
     /// (the change listener is not connected) and the read must go to the database.
     pub(crate) fn key(&self, tenant: Uuid, visibility: Visibility, request: String) -> Option<Key> {
+        if self.off {
+            return None;
+        }
         if !self.listening.load(Ordering::Acquire) {
             metrics::counter!("ingress.read_cache.lookups_total", "outcome" => "bypass")
                 .increment(1);
@@ -216,6 +222,17 @@ mod tests {
         assert!(cache.key(tenant, Visibility::Full, "list".into()).is_none());
         cache.set_listening(true);
         assert_eq!(cache.get(&key(&cache, tenant, "list")), None);
+    }
+
+    #[test]
+    fn a_cache_without_memory_is_off() {
+        let cache = ReadCache::new(0, TIME_TO_LIVE);
+        cache.set_listening(true);
+        assert!(
+            cache
+                .key(Uuid::new_v4(), Visibility::Full, "list".into())
+                .is_none()
+        );
     }
 
     #[test]

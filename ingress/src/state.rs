@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
-use crate::read_cache::ReadCache;
+use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
 
 /// Shared state of the API; cheap to clone.
@@ -81,6 +81,7 @@ impl State {
     /// `/health/ready` answer 503 naming it, not the process fail to start.
     pub(crate) fn new(config: Config, metrics: MetricsHandle) -> Result<Self, StartError> {
         let verifier = TokenVerifier::new(&config.auth)?;
+        let read_cache_bytes = config.read_cache_bytes;
         let pool = PgPoolOptions::new()
             .max_connections(config.database_pool_size)
             .acquire_timeout(Duration::from_secs(5))
@@ -109,7 +110,7 @@ impl State {
             replies: Arc::new(Replies::default()),
             verifier,
             limiter,
-            read_cache: Arc::new(ReadCache::default()),
+            read_cache: Arc::new(ReadCache::new(read_cache_bytes, TIME_TO_LIVE)),
             readiness,
             metrics,
         })))
