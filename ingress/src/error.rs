@@ -18,6 +18,7 @@ use topics::{Refusal, RefusalCode};
 pub(crate) enum Location {
     Query,
     Path,
+    Header,
     Body,
 }
 
@@ -26,7 +27,7 @@ pub(crate) enum Location {
 pub(crate) struct Issue {
     #[serde(rename = "in")]
     pub(crate) location: Location,
-    /// Parameter name, or JSON Pointer into the body (`""` for the whole body).
+    /// Parameter or header name, or JSON Pointer into the body (`""` for the whole body).
     pub(crate) path: String,
     pub(crate) message: String,
 }

@@ -1,10 +1,13 @@
-//! The S3-compatible object store holding app modules, named by their sha256.
+//! The S3-compatible object store holding app modules and documents, each named by its sha256
+//! (a document's under its tenant too).
 
 use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::primitives::ByteStream;
 use schema::module::Sha256;
+use service::http::Body;
+use uuid::Uuid;
 
 use crate::config::StorageConfig;
 
@@ -58,6 +61,12 @@ impl ObjectStore {
         format!("modules/{sha256}.wasm")
     }
 
+    /// The key of a tenant's document bytes by their sha256: the same bytes added twice are
+    /// stored once per tenant, and no tenant's object is another's.
+    pub fn document_key(tenant: Uuid, sha256: &Sha256) -> String {
+        format!("documents/{tenant}/{sha256}")
+    }
+
     /// Readiness: the bucket answers.
     pub async fn probe(&self) -> Result<(), StoreError> {
         self.client
@@ -99,6 +108,23 @@ impl ObjectStore {
             Err(SdkError::ServiceError(e)) if e.err().is_no_such_key() => Err(StoreError::NotFound),
             Err(e) => Err(StoreError::Unavailable(describe(&e))),
         }
+    }
+}
+
+impl Object {
+    /// The object's bytes as a response body, streamed as the store sends them.
+    pub(crate) fn streamed(self) -> Body {
+        use http_body_util::{BodyExt, StreamBody};
+        let stream = futures::stream::unfold(self.body, |mut body| async move {
+            let chunk = body.next().await?;
+            Some((
+                chunk
+                    .map(hyper::body::Frame::data)
+                    .map_err(|e| std::io::Error::other(e.to_string())),
+                body,
+            ))
+        });
+        BodyExt::boxed(StreamBody::new(stream))
     }
 }
 

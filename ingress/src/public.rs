@@ -64,6 +64,9 @@ pub(crate) enum ApiRoute {
     StartRun,
     GetRun,
     CancelRun,
+    AddDocument,
+    ListDocuments,
+    GetDocument,
 }
 
 impl Route for PublicRoute {
@@ -99,6 +102,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::StartRun),
         PublicRoute::Api(ApiRoute::GetRun),
         PublicRoute::Api(ApiRoute::CancelRun),
+        PublicRoute::Api(ApiRoute::AddDocument),
+        PublicRoute::Api(ApiRoute::ListDocuments),
+        PublicRoute::Api(ApiRoute::GetDocument),
     ];
 
     fn method(self) -> Method {
@@ -132,7 +138,9 @@ impl ApiRoute {
             | ApiRoute::GetApprovalSettings
             | ApiRoute::GetDefinition
             | ApiRoute::GetDefinitionVersion
-            | ApiRoute::GetRun => Method::GET,
+            | ApiRoute::GetRun
+            | ApiRoute::ListDocuments
+            | ApiRoute::GetDocument => Method::GET,
             ApiRoute::UploadApp
             | ApiRoute::PublishVersion
             | ApiRoute::ApproveVersion
@@ -142,7 +150,8 @@ impl ApiRoute {
             | ApiRoute::CreateDefinitionVersion
             | ApiRoute::PublishDefinition
             | ApiRoute::StartRun
-            | ApiRoute::CancelRun => Method::POST,
+            | ApiRoute::CancelRun
+            | ApiRoute::AddDocument => Method::POST,
             ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
             ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
                 Method::DELETE
@@ -176,6 +185,8 @@ impl ApiRoute {
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
+            ApiRoute::AddDocument | ApiRoute::ListDocuments => "/subjects/{subjectId}/documents",
+            ApiRoute::GetDocument => "/subjects/{subjectId}/documents/{id}",
         }
     }
 
@@ -209,6 +220,8 @@ impl ApiRoute {
             }
             ApiRoute::GetRun => Permission::RunsRead,
             ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
+            ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
+            ApiRoute::AddDocument => Permission::DocumentsWrite,
         }
     }
 
@@ -220,6 +233,7 @@ impl ApiRoute {
     fn body_limit(self) -> usize {
         match self {
             ApiRoute::UploadApp => schema::module::MAX_MODULE_BYTES,
+            ApiRoute::AddDocument => topics::documents::MAX_DOCUMENT_BYTES,
             _ => body::JSON_LIMIT,
         }
     }
@@ -389,6 +403,7 @@ async fn authorised(
     let query = parts.uri.query();
     let (name, id, secret) = (params.get("name"), params.get("id"), params.get("secret"));
     let (kind, key, version) = (params.get("kind"), params.get("key"), params.get("version"));
+    let subject = params.get("subjectId");
     match route {
         ApiRoute::ListInvocations => routes::app_invocations::list(state, principal, query).await,
         ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
@@ -432,5 +447,10 @@ async fn authorised(
         ApiRoute::StartRun => routes::workflow_runs::start(state, origin, (&parts, body)).await,
         ApiRoute::GetRun => routes::workflow_runs::get(state, principal, id).await,
         ApiRoute::CancelRun => routes::workflow_runs::cancel(state, origin, id).await,
+        ApiRoute::AddDocument => {
+            routes::documents::add(state, origin, (&parts, body), subject).await
+        }
+        ApiRoute::ListDocuments => routes::documents::list(state, principal, subject, query).await,
+        ApiRoute::GetDocument => routes::documents::read(state, principal, (subject, id)).await,
     }
 }

@@ -20,7 +20,8 @@ use crate::stage::{Stage, StageHandler};
 use crate::stages::circuits::CircuitsStage;
 use crate::stages::runs::{Calls, RunsHandler, timers};
 use crate::stages::{
-    self, apps::AppsStage, definitions::DefinitionsStage, installs::InstallsStage,
+    self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
+    installs::InstallsStage,
 };
 use crate::workers::Workers;
 use crate::{active_runs, health_minutes, partitions};
@@ -93,6 +94,14 @@ async fn run(config: Config, process: Process) -> RunResult {
         workers.register(topics::catalogue::DEFINITIONS.name),
         stop.clone(),
     ));
+    let documents = tokio::spawn(stages::consume(
+        DocumentsStage,
+        config.kafka_brokers.clone(),
+        pool.clone(),
+        replies.clone(),
+        workers.register(topics::catalogue::DOCUMENTS.name),
+        stop.clone(),
+    ));
     let runs = tokio::spawn(stages::consume_with(
         RunsHandler::new(
             calls(&config, pool.clone(), history)?,
@@ -139,6 +148,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         apps,
         installs,
         definitions,
+        documents,
         runs,
         circuits,
         run_timers,

@@ -6,6 +6,7 @@
 pub mod approval_settings;
 pub mod apps;
 pub mod definitions;
+pub mod documents;
 pub mod error;
 pub mod invocations;
 pub mod page;

@@ -20,6 +20,8 @@ pub enum TopicKey {
     Definition,
     /// The workflow run.
     Run,
+    /// `tenant/subject`: a subject's documents.
+    Subject,
     /// The callback session.
     CallbackSession,
     /// The tenant (`platform` for the platform's own).
@@ -66,6 +68,13 @@ pub const RUNS: Topic = Topic {
     carries: "workflow runs: start, cancel, and the timers that resume them; their app calls",
 };
 
+pub const DOCUMENTS: Topic = Topic {
+    name: "documents.commands",
+    partitions: 2,
+    key: TopicKey::Subject,
+    carries: "documents added to a subject",
+};
+
 pub const CALLBACKS: Topic = Topic {
     name: "callbacks.events",
     partitions: 24,
@@ -107,6 +116,7 @@ pub const ALL: &[Topic] = &[
     INSTALLS,
     DEFINITIONS,
     RUNS,
+    DOCUMENTS,
     CALLBACKS,
     CIRCUITS,
     OUTBOUND,
@@ -127,6 +137,14 @@ pub fn tenant_key(tenant: Option<Uuid>) -> Vec<u8> {
     match tenant {
         Some(tenant) => tenant.to_string().into_bytes(),
         None => b"platform".to_vec(),
+    }
+}
+
+/// Key of a `Subject` topic: the tenant's subject.
+pub fn tenant_subject_key(tenant: Option<Uuid>, subject: Uuid) -> Vec<u8> {
+    match tenant {
+        Some(tenant) => format!("{tenant}/{subject}").into_bytes(),
+        None => format!("platform/{subject}").into_bytes(),
     }
 }
 

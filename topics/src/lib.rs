@@ -1,6 +1,7 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
 //! [`envelope`] every command and event travels in, the typed commands of each topic
-//! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`]), how a secret value travels ([`sealed`]), the [`producer`]
+//! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`], [`documents`]), how a secret
+//! value travels ([`sealed`]), the [`producer`]
 //! (`acks=all`, idempotent), topic creation ([`admin`]), the [`reply`] every command gets, and
 //! the [`consumer`] loop that stores a Kafka offset only after the handler's effect is
 //! committed, in order per partition.
@@ -11,6 +12,7 @@ pub mod catalogue;
 pub mod circuits;
 pub mod consumer;
 pub mod definitions;
+pub mod documents;
 pub mod envelope;
 pub mod error;
 pub mod installs;

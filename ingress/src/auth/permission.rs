@@ -22,10 +22,15 @@ pub enum Permission {
     RunsRead = 1 << 9,
     /// Starting and cancelling workflow runs (not named by SPEC). Admins.
     RunsWrite = 1 << 10,
+    /// Listing and reading a subject's documents (not named by SPEC; README "Documents").
+    /// Admins and analysts.
+    DocumentsRead = 1 << 11,
+    /// Adding documents to a subject (not named by SPEC; README "Documents"). Admins.
+    DocumentsWrite = 1 << 12,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 11] = [
+    pub const ALL: [Permission; 13] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -37,6 +42,8 @@ impl Permission {
         Permission::DefinitionsWrite,
         Permission::RunsRead,
         Permission::RunsWrite,
+        Permission::DocumentsRead,
+        Permission::DocumentsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +59,8 @@ impl Permission {
             Permission::DefinitionsWrite => "definitions:write",
             Permission::RunsRead => "runs:read",
             Permission::RunsWrite => "runs:write",
+            Permission::DocumentsRead => "documents:read",
+            Permission::DocumentsWrite => "documents:write",
         }
     }
 
@@ -61,6 +70,13 @@ impl Permission {
         Self::ALL.into_iter().find(|p| p.as_str() == text)
     }
 }
+
+/// What analysts hold.
+const ANALYST_READS: [Permission; 3] = [
+    Permission::AppsRead,
+    Permission::RunsRead,
+    Permission::DocumentsRead,
+];
 
 /// A role of the `roles` claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -80,13 +96,12 @@ impl Role {
         }
     }
 
-    /// Admins hold every permission named here; analysts read apps (SPEC §5) and runs.
+    /// Admins hold every permission named here; analysts read apps (SPEC §5), runs and
+    /// documents.
     pub fn grants(self) -> PermissionSet {
         match self {
             Role::Admin => Permission::ALL.into_iter().collect(),
-            Role::Analyst => [Permission::AppsRead, Permission::RunsRead]
-                .into_iter()
-                .collect(),
+            Role::Analyst => ANALYST_READS.into_iter().collect(),
         }
     }
 }
@@ -124,11 +139,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn admins_hold_everything_analysts_only_read_apps_and_runs() {
+    fn admins_hold_everything_analysts_only_read_apps_runs_and_documents() {
         let admin = Role::Admin.grants();
         assert!(Permission::ALL.iter().all(|p| admin.contains(*p)));
         let analyst = Role::Analyst.grants();
-        let reads = [Permission::AppsRead, Permission::RunsRead];
+        let reads = [
+            Permission::AppsRead,
+            Permission::RunsRead,
+            Permission::DocumentsRead,
+        ];
         assert!(reads.iter().all(|p| analyst.contains(*p)));
         for p in Permission::ALL.into_iter().filter(|p| !reads.contains(p)) {
             assert!(!analyst.contains(p), "{}", p.as_str());

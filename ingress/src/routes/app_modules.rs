@@ -5,7 +5,6 @@
 
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
-use http_body_util::{BodyExt, StreamBody};
 use schema::module::Sha256;
 
 use crate::error::{Error, Location};
@@ -35,20 +34,12 @@ pub(crate) async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>,
         Err(StoreError::NotFound) => return Err(Error::NotFound),
         Err(StoreError::Unavailable(reason)) => return Err(Error::Unavailable(reason)),
     };
-    let stream = futures::stream::unfold(object.body, |mut body| async move {
-        let chunk = body.next().await?;
-        Some((
-            chunk
-                .map(hyper::body::Frame::data)
-                .map_err(|e| std::io::Error::other(e.to_string())),
-            body,
-        ))
-    });
-    let mut response = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    let length = object.length;
+    let mut response = Response::new(object.streamed());
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/wasm"));
-    if let Some(length) = object.length {
+    if let Some(length) = length {
         headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
     }
     Ok(response)

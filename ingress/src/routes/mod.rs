@@ -13,5 +13,6 @@ pub(crate) mod approval_settings;
 pub(crate) mod apps;
 pub(crate) mod apps_health;
 pub(crate) mod definitions;
+pub(crate) mod documents;
 pub(crate) mod openapi;
 pub(crate) mod workflow_runs;
