@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use schema::module::Sha256;
 use service::config::Env;
+use topics::call_token::CallTokenKey;
 use topics::sealed::SecretKeys;
 
 use crate::auth::{Algorithm, AuthConfig};
@@ -53,6 +54,9 @@ pub(crate) struct Config {
     pub(crate) secret_keys: Option<Arc<SecretKeys>>,
     /// `APP_BLOCKED_SHA256`: modules the operator blocked.
     pub(crate) blocked_modules: Vec<Sha256>,
+    /// `APP_CALL_TOKEN_SECRET`: verifies the call tokens the runner presents for documents
+    /// (and signs those of test calls); without it every document fetch answers 401.
+    pub(crate) call_tokens: Option<Arc<CallTokenKey>>,
     /// `APP_CATALOGUE_DIR`: the release's platform modules, published at start-up.
     pub(crate) catalogue_dir: Option<PathBuf>,
     /// How long a route waits for its command's outcome (`COMMAND_WAIT_SECONDS`).
@@ -93,6 +97,7 @@ impl Config {
         let runner_url = env.text("APP_RUNNER_URL");
         let secret_keys = secret_keys(env);
         let blocked_modules = blocked_modules(env);
+        let call_tokens = call_tokens(env);
         let catalogue_dir = env.text("APP_CATALOGUE_DIR").map(PathBuf::from);
         let command_wait = Duration::from_secs(env.parsed("COMMAND_WAIT_SECONDS", 10u64));
         let read_cache_bytes = env.parsed("API_READ_CACHE_MB", 64u64) * 1024 * 1024;
@@ -113,6 +118,7 @@ impl Config {
             runner_url,
             secret_keys,
             blocked_modules,
+            call_tokens,
             catalogue_dir,
             command_wait,
             read_cache_bytes,
@@ -129,6 +135,17 @@ fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     SecretKeys::configured(current.as_deref(), previous.as_deref())
         .unwrap_or_else(|problem| {
             env.problem(problem);
+            None
+        })
+        .map(Arc::new)
+}
+
+/// `APP_CALL_TOKEN_SECRET`, at least 32 bytes.
+fn call_tokens(env: &mut Env) -> Option<Arc<CallTokenKey>> {
+    let secret = env.text("APP_CALL_TOKEN_SECRET");
+    CallTokenKey::configured(secret.as_deref())
+        .unwrap_or_else(|problem| {
+            env.problem(problem.to_string());
             None
         })
         .map(Arc::new)

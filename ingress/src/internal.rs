@@ -1,5 +1,5 @@
-//! The internal listener (`API_INTERNAL_PORT`): module fetch for the runner, and health. A
-//! separate socket with its own route enum, so no public route reaches it and back.
+//! The internal listener (`API_INTERNAL_PORT`): module and document fetch for the runner, and
+//! health. A separate socket with its own route enum, so no public route reaches it and back.
 
 use std::sync::Arc;
 
@@ -18,6 +18,10 @@ pub(crate) enum InternalRoute {
     Operational(OperationalRoute),
     /// `GET /internal/app-modules/:sha256`, with the runner's bearer.
     FetchModule,
+    /// `GET /internal/app-calls/:callId/documents`, with the call's token.
+    ListCallDocuments,
+    /// `GET /internal/app-calls/:callId/documents/:id`, with the call's token.
+    FetchCallDocument,
 }
 
 impl Route for InternalRoute {
@@ -26,12 +30,16 @@ impl Route for InternalRoute {
         InternalRoute::Operational(OperationalRoute::Live),
         InternalRoute::Operational(OperationalRoute::Ready),
         InternalRoute::FetchModule,
+        InternalRoute::ListCallDocuments,
+        InternalRoute::FetchCallDocument,
     ];
 
     fn method(self) -> Method {
         match self {
             InternalRoute::Operational(route) => route.method(),
-            InternalRoute::FetchModule => Method::GET,
+            InternalRoute::FetchModule
+            | InternalRoute::ListCallDocuments
+            | InternalRoute::FetchCallDocument => Method::GET,
         }
     }
 
@@ -39,6 +47,8 @@ impl Route for InternalRoute {
         match self {
             InternalRoute::Operational(route) => route.pattern(),
             InternalRoute::FetchModule => "/internal/app-modules/{sha256}",
+            InternalRoute::ListCallDocuments => "/internal/app-calls/{callId}/documents",
+            InternalRoute::FetchCallDocument => "/internal/app-calls/{callId}/documents/{id}",
         }
     }
 }
@@ -78,6 +88,15 @@ async fn route(
                 return Err(Error::Unauthorized(AuthFailure::Invalid));
             }
             routes::app_modules::fetch(state, params.get("sha256").unwrap_or_default()).await
+        }
+        Routed::Found(InternalRoute::ListCallDocuments, params) => {
+            let call = params.get("callId").unwrap_or_default();
+            routes::app_call_documents::list(state, request.headers(), call).await
+        }
+        Routed::Found(InternalRoute::FetchCallDocument, params) => {
+            let call = params.get("callId").unwrap_or_default();
+            let id = params.get("id").unwrap_or_default();
+            routes::app_call_documents::read(state, request.headers(), (call, id)).await
         }
         Routed::MethodNotAllowed { allow, .. } => Err(Error::MethodNotAllowed { allow }),
         Routed::NotFound => Err(Error::NotFound),

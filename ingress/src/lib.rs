@@ -1,7 +1,7 @@
 //! The API: a hand-routed hyper server with a public listener (`public`: routes, auth, rate
 //! limits, request ids, the error envelope, validation, reads) and an internal listener for the
-//! runner (`internal`: module fetch). `cli` is the command line: serve (the default) or mint a
-//! development token.
+//! runner (`internal`: module and document fetch). `cli` is the command line: serve (the
+//! default) or mint a development token.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! command line's `main`, token minting and the object store.

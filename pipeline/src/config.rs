@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use schema::module::Sha256;
 use service::config::Env;
+use topics::call_token::CallTokenKey;
 use topics::sealed::SecretKeys;
 
 #[derive(Debug, Clone)]
@@ -24,6 +25,9 @@ pub(crate) struct Config {
     pub(crate) secret_keys: Option<Arc<SecretKeys>>,
     /// `APP_BLOCKED_SHA256`: modules no call runs.
     pub(crate) blocked_modules: Vec<Sha256>,
+    /// `APP_CALL_TOKEN_SECRET`: signs the call token of each call of an app that needs
+    /// documents; without it those calls go without one, and their modules read no documents.
+    pub(crate) call_tokens: Option<Arc<CallTokenKey>>,
 }
 
 impl Config {
@@ -41,6 +45,7 @@ impl Config {
             env.problem(format!("APP_BLOCKED_SHA256: {problem}"));
             Vec::new()
         });
+        let call_tokens = call_tokens(env);
         Self {
             database_url,
             database_pool_size,
@@ -50,8 +55,20 @@ impl Config {
             runner,
             secret_keys,
             blocked_modules,
+            call_tokens,
         }
     }
+}
+
+/// `APP_CALL_TOKEN_SECRET`, at least 32 bytes.
+fn call_tokens(env: &mut Env) -> Option<Arc<CallTokenKey>> {
+    let secret = env.text("APP_CALL_TOKEN_SECRET");
+    CallTokenKey::configured(secret.as_deref())
+        .unwrap_or_else(|problem| {
+            env.problem(problem.to_string());
+            None
+        })
+        .map(Arc::new)
 }
 
 fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {

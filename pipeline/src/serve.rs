@@ -172,6 +172,7 @@ fn calls(
         pool,
         runner,
         secret_keys: config.secret_keys.clone(),
+        call_tokens: config.call_tokens.clone(),
         blocked: config.blocked_modules.clone().into(),
         history,
     })

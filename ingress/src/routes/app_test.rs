@@ -4,6 +4,8 @@
 //! with the output, `pending` with the external id, `error` or `timeout`, with `durationMs`
 //! and `usage`; without `runs:context` output values and the error text are `[redacted]`.
 //! A runner that could not run the call at all (busy, away, failing) is 502 `app_call_failed`.
+//! An app that needs documents gets a call token without a subject: its `document_list` answers
+//! no documents, since a test call belongs to no run and so to no subject.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,6 +18,7 @@ use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use service::http::{Body, response};
+use topics::call_token::CallGrant;
 use topics::installs::Command;
 use topics::sealed::Sealed;
 use uuid::Uuid;
@@ -97,10 +100,11 @@ pub(crate) async fn call(
     let secrets = opened_secrets(state, &mut connection, origin.caller.tenant, &name).await?;
     drop(connection);
     let timeout_ms = action["timeoutMs"].as_u64().unwrap_or(15_000);
-    let request = json!({
+    let call_id = Uuid::now_v7();
+    let mut request = json!({
         "module": version.sha256,
         "app": { "name": name, "version": version.version },
-        "call": { "id": Uuid::now_v7().to_string(), "tenantId": origin.caller.tenant },
+        "call": { "id": call_id.to_string(), "tenantId": origin.caller.tenant },
         "action": test.action,
         "config": install.config,
         "input": test.input,
@@ -109,6 +113,16 @@ pub(crate) async fn call(
         "timeoutMs": timeout_ms,
         "memoryMiB": version.manifest["memoryMiB"],
     });
+    if version.manifest["needs"] == json!(["documents"]) {
+        let grant = CallGrant {
+            tenant: origin.caller.tenant,
+            call: call_id,
+            subject: None,
+        };
+        if let Some(token) = call_token(state, &grant)? {
+            request["callToken"] = Value::String(token);
+        }
+    }
     let answered = runner
         .invoke(
             &request,
@@ -160,6 +174,17 @@ async fn opened_secrets(
     });
     keys.open_each(tenant, name, sealed)
         .map_err(|(secret, e)| Error::Internal(format!("secret {secret} of {name}: {e}")))
+}
+
+/// A call token for `grant`; none without `APP_CALL_TOKEN_SECRET` (the module's document
+/// reads are then refused, as in runs).
+fn call_token(state: &State, grant: &CallGrant) -> Result<Option<String>, Error> {
+    let Some(key) = state.config.call_tokens.as_deref() else {
+        return Ok(None);
+    };
+    key.mint(grant)
+        .map(Some)
+        .map_err(|e| Error::Internal(e.to_string()))
 }
 
 /// The runner's answer as the test route reports it.

@@ -2,6 +2,7 @@
 //! [`crate::error::Error`].
 
 pub(crate) mod app_approvals;
+pub(crate) mod app_call_documents;
 pub(crate) mod app_install;
 pub(crate) mod app_invocations;
 pub(crate) mod app_modules;

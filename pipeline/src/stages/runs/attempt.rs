@@ -1,6 +1,8 @@
 //! One attempt of an app call: the request to the runner's `/v1/invoke` (the install's config,
-//! secrets opened for this call only, hosts, the idempotency key), and its answer read into
-//! what the run and the invocation record need.
+//! secrets opened for this call only, hosts, the idempotency key, and for an app that needs
+//! documents a call token binding the tenant, this call and the run's subject), and its answer
+//! read into what the run and the invocation record need. The token is in the request only:
+//! never logged, stored or recorded.
 //!
 //! A runner that could not take the call (`busy`, `unreachable`, `module_unavailable`,
 //! `internal`) is asked again a few times within the attempt, backing off: the call never
@@ -13,6 +15,7 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use runner::client::{CallAnswer, RunnerClient, RunnerCode, RunnerFailure};
 use serde_json::{Value, json};
+use topics::call_token::{CallGrant, CallTokenKey};
 use topics::sealed::SecretKeys;
 use uuid::Uuid;
 
@@ -24,6 +27,8 @@ pub(crate) struct Request<'a> {
     /// The invocation record's id, also the call's id the module sees.
     pub(crate) call_id: Uuid,
     pub(crate) tenant: Uuid,
+    /// The run's subject: the documents a call token grants.
+    pub(crate) subject: Option<Uuid>,
     pub(crate) app: &'a str,
     pub(crate) action: &'a str,
     pub(crate) input: &'a Value,
@@ -70,10 +75,17 @@ pub(crate) struct Attempted {
     pub(crate) reached: Option<Reached>,
 }
 
+/// The keys an attempt opens secrets and signs call tokens with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Keys<'a> {
+    pub(crate) secrets: Option<&'a Arc<SecretKeys>>,
+    pub(crate) call_tokens: Option<&'a CallTokenKey>,
+}
+
 /// Makes one attempt of `request` on `target`.
 pub(crate) async fn make(
     runner: Option<&RunnerClient>,
-    keys: Option<&Arc<SecretKeys>>,
+    keys: Keys<'_>,
     target: &Target,
     request: &Request<'_>,
 ) -> Attempted {
@@ -83,11 +95,15 @@ pub(crate) async fn make(
             "no runner is configured (APP_RUNNER_URL)",
         );
     };
-    let secrets = match open_secrets(keys, target, request) {
+    let secrets = match open_secrets(keys.secrets, target, request) {
         Ok(secrets) => secrets,
         Err(message) => return unreached_final("app_not_configured", message),
     };
-    let body = json!({
+    let call_token = match call_token(keys.call_tokens, target, request) {
+        Ok(token) => token,
+        Err(message) => return unreached_final("internal", message),
+    };
+    let mut body = json!({
         "module": target.sha256,
         "app": { "name": request.app, "version": target.version },
         "call": { "id": request.call_id, "tenantId": request.tenant },
@@ -100,6 +116,9 @@ pub(crate) async fn make(
         "timeoutMs": u64::try_from(request.timeout.as_millis()).unwrap_or(u64::MAX),
         "memoryMiB": target.manifest["memoryMiB"],
     });
+    if let Some(token) = call_token {
+        body["callToken"] = Value::String(token);
+    }
     let answered = (|| runner.invoke(&body, request.timeout, request.request_id))
         .retry(
             ExponentialBuilder::default()
@@ -125,6 +144,31 @@ fn open_secrets(
     let keys = keys.ok_or("the secret store has no key (SECRET_STORE_KEY)")?;
     keys.open_each(request.tenant, request.app, target.secrets.iter().cloned())
         .map_err(|(name, error)| format!("secret {name} does not open: {error}"))
+}
+
+/// The call token of an app that needs documents (SPEC §4.13); none for other apps. Without
+/// `APP_CALL_TOKEN_SECRET` the call goes without one: the module's document reads are refused.
+fn call_token(
+    key: Option<&CallTokenKey>,
+    target: &Target,
+    request: &Request<'_>,
+) -> Result<Option<String>, String> {
+    if !target.needs_documents() {
+        return Ok(None);
+    }
+    let Some(key) = key else {
+        tracing::warn!(
+            app = request.app,
+            "the app needs documents but APP_CALL_TOKEN_SECRET is not set: no call token"
+        );
+        return Ok(None);
+    };
+    let grant = CallGrant {
+        tenant: request.tenant,
+        call: request.call_id,
+        subject: request.subject,
+    };
+    key.mint(&grant).map(Some).map_err(|e| e.to_string())
 }
 
 /// The runner's answer, read against the action's manifest entry.
@@ -264,6 +308,7 @@ pub(crate) fn describe(issues: &[schema::Issue]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::target::Circuit;
     use super::*;
 
     fn answered(answer: Value) -> Result<CallAnswer, RunnerFailure> {
@@ -366,6 +411,53 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    fn target(needs: Value) -> Target {
+        Target {
+            version_id: Uuid::now_v7(),
+            version: "1.0.0".into(),
+            sha256: "0".repeat(64),
+            manifest: json!({"needs": needs, "actions": {"check": action()}}),
+            config: json!({}),
+            hosts: vec![],
+            secrets: vec![],
+            circuit: Circuit::Closed { failures: 0 },
+        }
+    }
+
+    #[test]
+    fn only_apps_that_need_documents_get_a_call_token_binding_tenant_call_and_subject() {
+        let key = CallTokenKey::new(b"a-call-token-secret-of-at-least-32-bytes").expect("key");
+        let input = json!({});
+        let request = Request {
+            call_id: Uuid::now_v7(),
+            tenant: Uuid::now_v7(),
+            subject: Some(Uuid::now_v7()),
+            app: "docs",
+            action: "check",
+            input: &input,
+            idempotency_key: "k",
+            timeout: Duration::from_secs(1),
+            may_pend: false,
+            request_id: "r",
+        };
+        let documents = target(json!(["documents"]));
+        let token = call_token(Some(&key), &documents, &request)
+            .expect("minted")
+            .expect("a token");
+        let grant = key
+            .verify(&token, &request.call_id.to_string())
+            .expect("valid for its call");
+        assert_eq!(
+            (grant.tenant, grant.call, grant.subject),
+            (request.tenant, request.call_id, request.subject)
+        );
+        assert_eq!(
+            call_token(Some(&key), &target(json!([])), &request),
+            Ok(None)
+        );
+        assert_eq!(call_token(None, &documents, &request), Ok(None));
     }
 
     #[test]

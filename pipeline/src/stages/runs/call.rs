@@ -18,11 +18,12 @@ use runner::client::RunnerClient;
 use schema::module::Sha256;
 use serde_json::Value;
 use sqlx::PgPool;
+use topics::call_token::CallTokenKey;
 use topics::sealed::SecretKeys;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use super::attempt::{self, Ended, Request};
+use super::attempt::{self, Ended, Keys, Request};
 use super::circuit::{self, Admission};
 use super::record::{self, Recorded};
 use super::retry::{self, ActionPolicy, Attempts, Next};
@@ -36,6 +37,8 @@ pub(crate) struct Calls {
     pub(crate) pool: PgPool,
     pub(crate) runner: Option<RunnerClient>,
     pub(crate) secret_keys: Option<Arc<SecretKeys>>,
+    /// Signs the call tokens of apps that need documents.
+    pub(crate) call_tokens: Option<Arc<CallTokenKey>>,
     pub(crate) blocked: Arc<[Sha256]>,
     /// Told of each invocation record written, once committed.
     pub(crate) history: HistoryChanges,
@@ -204,6 +207,7 @@ impl Calls {
         let request = Request {
             call_id,
             tenant: call.tenant,
+            subject: call.subject_id,
             app: call.app,
             action: call.action,
             input: &call.input,
@@ -229,14 +233,13 @@ impl Calls {
         let (attempted, trial) = match admission {
             Admission::Refused => (circuit::refused(), false),
             Admission::Go { trial } => {
-                let attempted = attempt::make(
-                    self.runner.as_ref(),
-                    self.secret_keys.as_ref(),
-                    &target,
-                    &request,
-                )
-                .instrument(span.clone())
-                .await;
+                let keys = Keys {
+                    secrets: self.secret_keys.as_ref(),
+                    call_tokens: self.call_tokens.as_deref(),
+                };
+                let attempted = attempt::make(self.runner.as_ref(), keys, &target, &request)
+                    .instrument(span.clone())
+                    .await;
                 (attempted, trial)
             }
         };

@@ -43,6 +43,13 @@ impl Target {
     pub(crate) fn action(&self, action: &str) -> &Value {
         &self.manifest["actions"][action]
     }
+
+    /// Whether the manifest declares `needs: ['documents']`: its calls get a call token.
+    pub(crate) fn needs_documents(&self) -> bool {
+        self.manifest["needs"]
+            .as_array()
+            .is_some_and(|needs| needs.iter().any(|n| n == "documents"))
+    }
 }
 
 /// Why a call could not go to the install.
