@@ -1,8 +1,14 @@
-//! The internal listener: module fetch for the runner, and no route shared with the public one.
+//! The internal listener: module and document fetch for the runner, and no route shared with
+//! the public one.
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use schema::module::Sha256;
+use topics::call_token::{CallGrant, CallTokenKey, LIFETIME};
 use uuid::Uuid;
 
+use crate::support::apps::Tenant;
+use crate::support::documents::{added, call_token, call_token_key};
 use crate::support::instance::Instance;
 use crate::support::{StackUrls, admin, assert_envelope, client, database, stack};
 
@@ -142,4 +148,116 @@ async fn public_and_internal_routes_do_not_cross() {
         .await
         .expect("request");
     assert_envelope(metrics_internal, 404, "not_found").await;
+}
+
+/// `GET` of the internal listener's `path` with `token` as the bearer (none: `None`).
+async fn fetch_with(path: &str, token: Option<&str>) -> reqwest::Response {
+    let mut request = client().get(stack().internal(path));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.expect("fetch")
+}
+
+#[tokio::test]
+async fn a_call_token_lists_and_reads_the_documents_of_its_tenant_and_subject() {
+    let tenant = Tenant::new();
+    let subject = Uuid::new_v4();
+    let mine = added(&tenant, subject, "mine.txt", b"my document").await;
+    let elsewhere = added(&tenant, Uuid::new_v4(), "other.txt", b"other subject").await;
+    let foreign = added(&Tenant::new(), subject, "foreign.txt", b"other tenant").await;
+    let grant = CallGrant {
+        tenant: tenant.id,
+        call: Uuid::now_v7(),
+        subject: Some(subject),
+    };
+    let token = call_token(&grant);
+    let base = format!("/internal/app-calls/{}/documents", grant.call);
+
+    let listed = fetch_with(&base, Some(&token)).await;
+    assert_eq!(listed.status(), 200);
+    let listed: serde_json::Value = listed.json().await.expect("json");
+    assert_eq!(
+        listed,
+        serde_json::json!({"items": [{"id": mine["id"], "name": "mine.txt",
+                                      "contentType": "text/plain", "size": 11}]})
+    );
+    let read = fetch_with(
+        &format!("{base}/{}", mine["id"].as_str().expect("id")),
+        Some(&token),
+    )
+    .await;
+    assert_eq!(read.status(), 200);
+    assert_eq!(read.headers()["content-type"], "text/plain");
+    assert_eq!(read.bytes().await.expect("bytes").as_ref(), b"my document");
+
+    for other in [&elsewhere, &foreign] {
+        let path = format!("{base}/{}", other["id"].as_str().expect("id"));
+        assert_envelope(fetch_with(&path, Some(&token)).await, 404, "not_found").await;
+    }
+    let malformed = fetch_with(&format!("{base}/not-a-uuid"), Some(&token)).await;
+    assert_envelope(malformed, 400, "validation_error").await;
+
+    // A call without a subject is granted nothing.
+    let no_subject = CallGrant {
+        subject: None,
+        ..grant
+    };
+    let token = call_token(&no_subject);
+    let listed = fetch_with(&base, Some(&token)).await;
+    assert_eq!(listed.status(), 200);
+    let listed: serde_json::Value = listed.json().await.expect("json");
+    assert_eq!(listed, serde_json::json!({"items": []}));
+    let path = format!("{base}/{}", mine["id"].as_str().expect("id"));
+    assert_envelope(fetch_with(&path, Some(&token)).await, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn document_fetches_refuse_every_token_but_the_calls_own() {
+    let tenant = Tenant::new();
+    let subject = Uuid::new_v4();
+    let document = added(&tenant, subject, "kept.txt", b"kept").await;
+    let grant = CallGrant {
+        tenant: tenant.id,
+        call: Uuid::now_v7(),
+        subject: Some(subject),
+    };
+    let list = format!("/internal/app-calls/{}/documents", grant.call);
+    let read = format!("{list}/{}", document["id"].as_str().expect("id"));
+    assert_eq!(
+        fetch_with(&read, Some(&call_token(&grant))).await.status(),
+        200,
+        "the call's own token passes"
+    );
+
+    let other_call = call_token(&CallGrant {
+        call: Uuid::now_v7(),
+        ..grant
+    });
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let expired = call_token_key()
+        .mint_at(&grant, now - LIFETIME.as_secs() - 1)
+        .expect("signs");
+    let forged = CallTokenKey::new(b"not-the-deployment-s-call-token-secret")
+        .expect("key")
+        .mint(&grant)
+        .expect("signs");
+    let refused = [
+        ("another call's", Some(other_call.as_str())),
+        ("expired", Some(expired.as_str())),
+        ("forged", Some(forged.as_str())),
+        ("the runner's", Some(stack().var("APP_RUNNER_TOKEN"))),
+        ("a user's", Some(tenant.token.as_str())),
+        ("none", None),
+    ];
+    for (which, token) in refused {
+        for path in [&list, &read] {
+            let answer = fetch_with(path, token).await;
+            assert_eq!(answer.status(), 401, "{which} token on {path}");
+            assert_envelope(answer, 401, "unauthorized").await;
+        }
+    }
 }

@@ -8,6 +8,7 @@ mod access_log;
 mod apps;
 mod auth;
 mod definitions;
+mod documents;
 mod envelope;
 mod health;
 mod internal;

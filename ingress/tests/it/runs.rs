@@ -30,7 +30,7 @@ async fn installed(tenant: &Tenant, manifest: &Value, answer: &Value) {
 }
 
 /// Creates and publishes workflow `key` with `steps`.
-async fn workflow(tenant: &Tenant, key: &str, steps: Value) {
+pub(crate) async fn workflow(tenant: &Tenant, key: &str, steps: Value) {
     let path = format!("/definitions/workflow/{key}/versions");
     let (status, created) = tenant
         .call(Method::POST, &path, Some(json!({ "steps": steps })))
@@ -52,7 +52,7 @@ async fn start(tenant: &Tenant, key: &str, context: Value) -> Value {
 }
 
 /// Polls the run until its status is one of `statuses`.
-async fn until(tenant: &Tenant, run: &Value, statuses: &[&str]) -> Value {
+pub(crate) async fn until(tenant: &Tenant, run: &Value, statuses: &[&str]) -> Value {
     let path = format!("/workflow-runs/{}", run["id"].as_str().expect("id"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
     loop {
@@ -70,7 +70,7 @@ async fn until(tenant: &Tenant, run: &Value, statuses: &[&str]) -> Value {
 }
 
 /// The run's invocation records, oldest first.
-async fn invocations(tenant: &Tenant, run: &Value) -> Vec<Value> {
+pub(crate) async fn invocations(tenant: &Tenant, run: &Value) -> Vec<Value> {
     let path = format!(
         "/app-invocations?workflowRunId={}&limit=100",
         run["id"].as_str().expect("id")
