@@ -3,13 +3,15 @@
 //! command in the `inbox`, so a redelivered command is answered from the stored outcome instead
 //! of being applied twice, and the `audit` rows of the effect; follow-up events go through the `outbox` in the same transaction and
 //! are relayed to Kafka by the `outbox` relay. `partitions` keeps the invocation history's
-//! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry.
+//! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry. The `cli`
+//! runs the worker (`serve`) or `seed_history`, which writes a realistic invocation history.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery and the installs stage, run against the real broker and database.
 
 mod active_runs;
 mod audit;
+mod cli;
 mod config;
 mod error;
 mod health;
@@ -19,13 +21,14 @@ mod inbox;
 mod outbox;
 mod partitions;
 mod replies;
+mod seed_history;
 mod serve;
 mod stage;
 mod stages;
 mod workers;
 
+pub use cli::main;
 pub use error::Error;
 pub use replies::Replies;
-pub use serve::main;
 pub use stage::{Stage, StageHandler};
 pub use stages::installs::InstallsStage;

@@ -27,7 +27,7 @@ use crate::workers::Workers;
 use crate::{active_runs, health_minutes, partitions};
 
 /// Runs the pipeline.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     service::main("pipeline", env!("CARGO_PKG_VERSION"), Config::read, run)
 }
 
