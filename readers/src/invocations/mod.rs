@@ -19,6 +19,7 @@ macro_rules! columns {
     };
 }
 
+mod months;
 mod page;
 mod total;
 
@@ -240,8 +241,11 @@ pub async fn explain_list(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<Value>, Error> {
+    let narrowed = months::narrow(pool, tenant, filter, page)
+        .await?
+        .unwrap_or_else(|| filter.clone());
     let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-    page::push_query(&mut query, tenant, filter, page);
+    page::push_query(&mut query, tenant, &narrowed, page);
     let mut plans = vec![query.build_query_scalar::<Value>().fetch_one(pool).await?];
     plans.extend(total::explain(pool, tenant, filter).await?);
     Ok(plans)

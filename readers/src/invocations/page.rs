@@ -4,11 +4,12 @@
 //! (every index of the table ends with them, see migration 20261128000002), which skips
 //! `offset` matches without reading their rows; then only the page's rows are read, by primary
 //! key. Several statuses are one ordered scan each, merged: a single scan of the status index
-//! could not return them in time order.
+//! could not return them in time order. The window is first narrowed to the months that hold
+//! the page (`months`), so only their partitions are planned and read.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
-use super::{InvocationFilter, InvocationRow, InvocationStatus, push_scope};
+use super::{InvocationFilter, InvocationRow, InvocationStatus, months, push_scope};
 use crate::{Error, Page, Tenant};
 
 pub(super) async fn rows(
@@ -17,8 +18,11 @@ pub(super) async fn rows(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<InvocationRow>, Error> {
+    let Some(filter) = months::narrow(pool, tenant, filter, page).await? else {
+        return Ok(Vec::new());
+    };
     let mut query = QueryBuilder::<Postgres>::new("");
-    push_query(&mut query, tenant, filter, page);
+    push_query(&mut query, tenant, &filter, page);
     Ok(query
         .build_query_as::<InvocationRow>()
         .fetch_all(pool)
@@ -41,9 +45,17 @@ pub(super) fn push_query(
     ));
     // LIMIT 1 keeps the lookup a subquery run per key (one primary key probe in the key's own
     // month) rather than a join the planner may turn into a scan of the tenant's rows.
-    query.push_bind(tenant.id()).push(
+    query.push_bind(tenant.id());
+    // The window again, so the planner keeps only its months for the lookups too.
+    if let Some(from) = filter.from {
+        query.push(" AND invoked_at >= ").push_bind(from);
+    }
+    if let Some(to) = filter.to {
+        query.push(" AND invoked_at <= ").push_bind(to);
+    }
+    query.push(
         " AND invoked_at = keys.invoked_at AND id = keys.id LIMIT 1) AS page \
-             ORDER BY page.invoked_at DESC, page.id DESC",
+         ORDER BY page.invoked_at DESC, page.id DESC",
     );
 }
 

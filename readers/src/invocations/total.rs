@@ -19,10 +19,10 @@ use crate::{Error, Tenant};
 const MICROSECOND: Duration = Duration::microseconds(1);
 
 /// Stand-ins for an open end of the window, inside the range Postgres stores.
-fn beginning() -> DateTime<Utc> {
+pub(super) fn beginning() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(1900, 1, 1, 0, 0, 0).unwrap()
 }
-fn end() -> DateTime<Utc> {
+pub(super) fn end() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(9999, 1, 1, 0, 0, 0).unwrap()
 }
 
@@ -59,7 +59,7 @@ fn day_ceil(at: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-fn month_floor(at: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn month_floor(at: DateTime<Utc>) -> DateTime<Utc> {
     let first = NaiveDate::from_ymd_opt(at.year(), at.month(), 1).unwrap_or_default();
     Utc.from_utc_datetime(&first.and_hms_opt(0, 0, 0).unwrap_or_default())
 }
@@ -69,16 +69,21 @@ fn month_ceil(at: DateTime<Utc>) -> DateTime<Utc> {
     if floor == at {
         floor
     } else {
-        let next = floor
-            .date_naive()
-            .checked_add_months(chrono::Months::new(1));
-        Utc.from_utc_datetime(
-            &next
-                .unwrap_or_default()
-                .and_hms_opt(0, 0, 0)
-                .unwrap_or_default(),
-        )
+        next_month(floor)
     }
+}
+
+/// The start of the month after the one starting at `month`.
+pub(super) fn next_month(month: DateTime<Utc>) -> DateTime<Utc> {
+    let next = month
+        .date_naive()
+        .checked_add_months(chrono::Months::new(1));
+    Utc.from_utc_datetime(
+        &next
+            .unwrap_or_default()
+            .and_hms_opt(0, 0, 0)
+            .unwrap_or_default(),
+    )
 }
 
 /// Splits the inclusive window `[from, to]` (open ends allowed).
