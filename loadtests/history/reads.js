@@ -1,0 +1,55 @@
+// GET /app-invocations over a seeded history, as analysts bring it: each request picks a tenant
+// (of TENANTS), one of five filter combinations, and a page from 1 to 20 (limit 50, with totals).
+//
+//   TARGET    base URL (default http://127.0.0.1:18080)
+//   PLAN      JSON file: [{"token", "apps": [...], "runs": [...]}] per tenant
+//   VUS, DURATION; RATE (constant arrival rate) or none (saturation)
+import http from 'k6/http';
+import { check } from 'k6';
+
+const target = __ENV.TARGET || 'http://127.0.0.1:18080';
+const plan = JSON.parse(open(__ENV.PLAN));
+const vus = Number(__ENV.VUS || 32);
+const rate = Number(__ENV.RATE || 0);
+
+export const options = {
+  scenarios: {
+    read: rate > 0
+      ? { executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: __ENV.DURATION || '60s',
+          preAllocatedVUs: vus, maxVUs: vus }
+      : { executor: 'constant-vus', vus, duration: __ENV.DURATION || '60s' },
+  },
+  discardResponseBodies: true,
+  summaryTrendStats: ['med', 'p(90)', 'p(99)', 'max'],
+  thresholds: { checks: ['rate>0.999'] },
+};
+
+const pick = (items) => items[Math.floor(Math.random() * items.length)];
+const DAY = 86400 * 1000;
+const HISTORY = 3 * 365 * DAY;
+
+// A window of one hour to two weeks somewhere in the three years, its ends anywhere in a day.
+function window() {
+  const length = 3600 * 1000 + Math.random() * 14 * DAY;
+  const end = Date.now() - Math.random() * (HISTORY - length);
+  return `from=${new Date(end - length).toISOString()}&to=${new Date(end).toISOString()}`;
+}
+
+function query(tenant) {
+  switch (Math.floor(Math.random() * 5)) {
+    case 0: return '';
+    case 1: return `appName=${pick(tenant.apps)}`;
+    case 2: return 'status=error&status=timeout';
+    case 3: return `workflowRunId=${pick(tenant.runs)}`;
+    default: return window();
+  }
+}
+
+export default function () {
+  const tenant = pick(plan);
+  const offset = 50 * Math.floor(Math.random() * 20);
+  const filters = query(tenant);
+  const url = `${target}/app-invocations?limit=50&offset=${offset}${filters ? '&' + filters : ''}`;
+  const response = http.get(url, { headers: { Authorization: `Bearer ${tenant.token}` }, tags: { name: 'list' } });
+  check(response, { 'status is 200': (r) => r.status === 200 });
+}
