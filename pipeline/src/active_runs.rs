@@ -5,11 +5,14 @@
 //! as they were.
 
 use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
+
+use crate::periodic;
 
 const EVERY: Duration = Duration::from_secs(30);
 
@@ -35,27 +38,30 @@ fn set(tenant: Uuid, status: &str, runs: i64) {
 
 /// Counts now and every 30 s until stopped.
 pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    let mut shown: HashSet<Group> = HashSet::new();
-    loop {
+    let shown = Mutex::new(HashSet::new());
+    periodic::every(Duration::ZERO, EVERY, stop, || async {
         match count(&pool).await {
-            Ok(groups) => {
-                let now: HashSet<Group> = groups
-                    .iter()
-                    .map(|(tenant, status, _)| (*tenant, status.clone()))
-                    .collect();
-                for (tenant, status) in shown.difference(&now) {
-                    set(*tenant, status, 0);
-                }
-                for (tenant, status, runs) in &groups {
-                    set(*tenant, status, *runs);
-                }
-                shown = now;
-            }
+            Ok(groups) => show(
+                &mut shown.lock().unwrap_or_else(|e| e.into_inner()),
+                &groups,
+            ),
             Err(error) => tracing::warn!(%error, "active runs not counted"),
         }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(EVERY) => {}
-        }
+    })
+    .await;
+}
+
+/// Sets the gauge of each group counted, and 0 for those `shown` before that emptied.
+fn show(shown: &mut HashSet<Group>, groups: &[(Uuid, String, i64)]) {
+    let now: HashSet<Group> = groups
+        .iter()
+        .map(|(tenant, status, _)| (*tenant, status.clone()))
+        .collect();
+    for (tenant, status) in shown.difference(&now) {
+        set(*tenant, status, 0);
     }
+    for (tenant, status, runs) in groups {
+        set(*tenant, status, *runs);
+    }
+    *shown = now;
 }

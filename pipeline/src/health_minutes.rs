@@ -7,7 +7,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-use crate::Error;
+use crate::{Error, periodic};
 
 const EVERY: Duration = Duration::from_secs(3600);
 
@@ -21,14 +21,11 @@ async fn prune(pool: &PgPool) -> Result<u64, Error> {
 
 /// Prunes now and every hour until stopped.
 pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    loop {
+    periodic::every(Duration::ZERO, EVERY, stop, || async {
         match prune(&pool).await {
             Ok(deleted) => tracing::debug!(deleted, "health minutes pruned"),
             Err(error) => tracing::warn!(%error, "health minutes not pruned"),
         }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(EVERY) => {}
-        }
-    }
+    })
+    .await;
 }

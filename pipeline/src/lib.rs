@@ -20,6 +20,7 @@ mod history_changes;
 mod inbox;
 mod outbox;
 mod partitions;
+mod periodic;
 mod replies;
 mod seed_history;
 mod serve;

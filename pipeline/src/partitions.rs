@@ -6,7 +6,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-use crate::Error;
+use crate::{Error, periodic};
 
 /// Months created ahead, counting the current one.
 const MONTHS_AHEAD: i32 = 3;
@@ -20,15 +20,12 @@ pub(crate) async fn ensure(pool: &PgPool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Re-checks every few hours until stopped.
+/// Re-checks every few hours until stopped (start-up ensured them already).
 pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(EVERY) => {}
-        }
+    periodic::every(EVERY, EVERY, stop, || async {
         if let Err(error) = ensure(&pool).await {
             tracing::warn!(%error, "invocation partitions not ensured");
         }
-    }
+    })
+    .await;
 }

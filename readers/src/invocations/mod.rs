@@ -74,6 +74,19 @@ pub struct InvocationFilter {
     pub to: Option<DateTime<Utc>>,
 }
 
+impl InvocationFilter {
+    /// The statuses matched, by name: every one when the filter names none (the rollups'
+    /// queries test `status = ANY(...)` either way).
+    fn status_names(&self) -> Vec<&'static str> {
+        let statuses: &[InvocationStatus] = if self.statuses.is_empty() {
+            &InvocationStatus::ALL
+        } else {
+            &self.statuses
+        };
+        statuses.iter().map(|s| s.as_str()).collect()
+    }
+}
+
 /// What one attempt used (SPEC 2.4 `usage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -10,8 +10,8 @@
 use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 
+use super::InvocationFilter;
 use super::total::{beginning, end, month_floor, next_month};
-use super::{InvocationFilter, InvocationStatus};
 use crate::{Error, Page, Tenant};
 
 /// `filter` with its window narrowed to the months holding its page, or `None` when nothing
@@ -25,11 +25,6 @@ pub(super) async fn narrow(
     if filter.workflow_run_id.is_some() {
         return Ok(Some(filter.clone()));
     }
-    let statuses: Vec<&'static str> = if filter.statuses.is_empty() {
-        InvocationStatus::ALL.iter().map(|s| s.as_str()).collect()
-    } else {
-        filter.statuses.iter().map(|s| s.as_str()).collect()
-    };
     let months = sqlx::query_as::<_, (DateTime<Utc>, i64)>(
         "SELECT bucket, sum(calls)::bigint FROM app_invocation_counts \
          WHERE tenant_id = $1 AND span = 'month' AND ($2::text IS NULL OR app_name = $2) \
@@ -38,7 +33,7 @@ pub(super) async fn narrow(
     )
     .bind(tenant.id())
     .bind(filter.app_name.as_deref())
-    .bind(statuses)
+    .bind(filter.status_names())
     .bind(filter.from.map_or(beginning(), month_floor))
     .bind(filter.to.map_or(end(), month_floor))
     .fetch_all(pool)

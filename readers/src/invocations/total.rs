@@ -11,7 +11,7 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
-use super::{InvocationFilter, InvocationStatus, push_scope};
+use super::{InvocationFilter, push_scope};
 use crate::page::COUNT_CAP;
 use crate::{Error, Tenant};
 
@@ -175,15 +175,10 @@ async fn sum_rollups(
     filter: &InvocationFilter,
     split: &Split,
 ) -> Result<i64, Error> {
-    let statuses: Vec<&'static str> = if filter.statuses.is_empty() {
-        InvocationStatus::ALL.iter().map(|s| s.as_str()).collect()
-    } else {
-        filter.statuses.iter().map(|s| s.as_str()).collect()
-    };
     let sum = sqlx::query_scalar::<_, i64>(SUM_ROLLUPS)
         .bind(tenant.id())
         .bind(filter.app_name.as_deref())
-        .bind(statuses)
+        .bind(filter.status_names())
         .bind(split.months.0)
         .bind(split.months.1)
         .bind(split.days[0].0)
