@@ -1,21 +1,27 @@
 //! Every filter combination of `GET /app-invocations` (SPEC §4.3) is served by an index that
 //! leads with `tenant_id`: the plans of the queries the list runs, on a seeded and analysed
-//! table, never scan a partition sequentially (but an empty one, made ahead of its month), and
-//! every index condition names the tenant.
+//! table, never scan a partition sequentially, and every index condition names the tenant and,
+//! when the filter has a run, an app or statuses, one of them.
 //!
 //! The seed gives the planner a realistic shape: one large tenant among smaller ones, three
-//! years of history, several apps and statuses, runs of a few attempts.
+//! years of history, several apps and statuses, runs of a few attempts. It is small beside a
+//! real history, and on partitions of a few hundred pages a sequential scan is the planner's
+//! right choice; so the plans are taken with `enable_seqscan` off, which leaves a sequential
+//! scan only where no index can serve the filter. Whether the planner picks the index at scale
+//! is what `loadtests/history` measures over ten million rows.
 
-use chrono::{TimeZone, Utc};
+use chrono::{Datelike, Months, TimeZone, Utc};
 use readers::invocations::{InvocationFilter, InvocationStatus, explain_list};
 use readers::{Page, Tenant};
 use serde_json::Value;
 use service::testing::stack;
 use sqlx::PgPool;
+use sqlx::postgres::PgConnectOptions;
 use uuid::Uuid;
 
 async fn database() -> PgPool {
-    let pool = PgPool::connect(stack().var("DATABASE_URL"))
+    let options: PgConnectOptions = stack().var("DATABASE_URL").parse().expect("database url");
+    let pool = PgPool::connect_with(options.options([("enable_seqscan", "off")]))
         .await
         .expect("database");
     schema::migrate(&pool).await.expect("migrations");
@@ -54,6 +60,47 @@ fn scans<'a>(node: &'a Value, found: &mut Vec<&'a Value>) {
     for child in node["Plans"].as_array().into_iter().flatten() {
         scans(child, found);
     }
+}
+
+/// The partitions of the months the seed fills wholly: its first month and the current one
+/// hold a few days of it, a few pages the planner may read any way, and the months made ahead
+/// hold nothing.
+fn whole_months() -> Vec<String> {
+    let now = Utc::now().date_naive();
+    let first = now - Months::new(36);
+    (1..36)
+        .map(|back| first + Months::new(back))
+        .map(|month| format!("app_invocations_y{}m{:02}", month.year(), month.month()))
+        .collect()
+}
+
+/// Whether a scan node reads one of `months` (a partition, or one of its indexes, which are
+/// named after it).
+fn reads_one_of(months: &[String], node: &Value) -> bool {
+    let relation = node["Relation Name"]
+        .as_str()
+        .or_else(|| node["Index Name"].as_str())
+        .unwrap_or_default();
+    months
+        .iter()
+        .any(|month| relation.starts_with(month.as_str()))
+}
+
+/// Whether an index condition uses one of the filter's columns beside the tenant, so the index
+/// range holds only matching rows; a lookup of a found key by its id counts as narrowed. An
+/// index led by the tenant alone would pass the tenant check yet read every row of it.
+fn narrows(filter: &InvocationFilter, condition: &str) -> bool {
+    let columns = [
+        (filter.workflow_run_id.is_some(), "workflow_run_id ="),
+        (filter.app_name.is_some(), "app_name ="),
+        (!filter.statuses.is_empty(), "status"),
+    ];
+    let filtered = columns.iter().any(|(on, _)| *on);
+    !filtered
+        || condition.contains("(id = ")
+        || columns
+            .iter()
+            .any(|(on, column)| *on && condition.contains(column))
 }
 
 /// Every subset of {run, app, status, window}, the status filter with one and with several
@@ -102,6 +149,7 @@ async fn every_filter_combination_is_served_by_an_index_led_by_the_tenant() {
         .await
         .expect("analyze");
 
+    let months = whole_months();
     let run = Uuid::parse_str("00000000-0000-4000-8000-000000000010").expect("uuid");
     let pages = [
         Page {
@@ -123,16 +171,20 @@ async fn every_filter_combination_is_served_by_an_index_led_by_the_tenant() {
                 scans(&plan[0]["Plan"], &mut found);
                 assert!(!found.is_empty(), "{filter:?}: no scan of the history");
                 for node in found {
+                    if !reads_one_of(&months, node) {
+                        continue;
+                    }
                     let kind = node["Node Type"].as_str().unwrap_or_default();
-                    // A month not yet written (the partitions made ahead) has no pages: the
-                    // planner reads it as a sequential scan of nothing, at cost 0.
-                    let empty = node["Total Cost"].as_f64() == Some(0.0);
-                    assert!(kind != "Seq Scan" || empty, "{filter:?} {page:?}: {plan}");
+                    assert!(kind != "Seq Scan", "{filter:?} {page:?}: {plan}");
                     if kind.contains("Index") {
                         let condition = node["Index Cond"].as_str().unwrap_or_default();
                         assert!(
                             condition.contains("tenant_id ="),
                             "{filter:?} {page:?}: {kind} without the tenant: {plan}"
+                        );
+                        assert!(
+                            narrows(&filter, condition),
+                            "{filter:?} {page:?}: {kind} not narrowed by the filter: {plan}"
                         );
                     }
                 }
