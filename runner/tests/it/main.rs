@@ -12,6 +12,7 @@ mod inspect;
 mod kernel;
 mod routes;
 mod ssrf;
+mod stack_environment;
 mod support;
 mod telemetry;
 mod through_ingress;
