@@ -153,6 +153,94 @@ fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
+/// A finished run of `tenant` as the runs stage records it.
+async fn insert_run(
+    pool: &PgPool,
+    tenant: Uuid,
+    run: Uuid,
+    created_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
+) {
+    sqlx::query(
+        "INSERT INTO workflow_runs (id, tenant_id, definition_key, definition_version, status, \
+         context, created_by, created_at, updated_at, finished_at) \
+         VALUES ($1, $2, 'onboarding', 1, $3, '{}', 'tester', $4, $5, $6)",
+    )
+    .bind(run)
+    .bind(tenant)
+    .bind(if finished_at.is_some() {
+        "completed"
+    } else {
+        "running"
+    })
+    .bind(created_at)
+    .bind(finished_at.unwrap_or(created_at))
+    .bind(finished_at)
+    .execute(pool)
+    .await
+    .expect("run inserts");
+}
+
+/// A run's filter is bounded by the run's lifetime (so only its months are planned): records
+/// at its very start, in a month between, and just after `finished_at` (the clocks differ by
+/// a little) are all listed and counted, alone and with a window.
+#[tokio::test]
+async fn a_runs_records_across_months_are_listed_whole() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let token = admin(tenant);
+    let at = |text: &str| {
+        DateTime::parse_from_rfc3339(text)
+            .expect("time")
+            .with_timezone(&Utc)
+    };
+    let finished = Uuid::new_v4();
+    insert_run(
+        &pool,
+        tenant,
+        finished,
+        at("2026-08-31T23:30:00Z"),
+        Some(at("2026-10-01T00:10:00Z")),
+    )
+    .await;
+    let going = Uuid::new_v4();
+    insert_run(&pool, tenant, going, at("2026-09-15T08:00:00Z"), None).await;
+    let mut records = Vec::new();
+    for (run, when) in [
+        (finished, "2026-08-31T23:30:00Z"),
+        (finished, "2026-09-14T10:00:00Z"),
+        (finished, "2026-10-01T00:10:00.250Z"),
+        (going, "2026-09-15T08:00:01Z"),
+        (going, "2026-11-02T09:00:00Z"),
+    ] {
+        let f = Fixture {
+            id: Uuid::now_v7(),
+            app: "kyc",
+            status: "success",
+            run: Some(run),
+            at: at(when),
+        };
+        insert(&pool, tenant, &f).await;
+        records.push(f.id);
+    }
+    announce_history_changed(tenant).await;
+
+    let whole = list(&token, &format!("?workflowRunId={finished}")).await;
+    assert_eq!(ids_of(&whole), vec![records[2], records[1], records[0]]);
+    assert_eq!(whole["total"], 3);
+    let going_on = list(&token, &format!("?workflowRunId={going}")).await;
+    assert_eq!(ids_of(&going_on), vec![records[4], records[3]]);
+    assert_eq!(going_on["total"], 2);
+    let window = format!(
+        "?workflowRunId={finished}&from={}&to={}",
+        urlencode("2026-09-01T00:00:00Z"),
+        urlencode("2026-12-01T00:00:00Z")
+    );
+    let late = list(&token, &window).await;
+    assert_eq!(ids_of(&late), vec![records[2], records[1]]);
+    assert_eq!(late["total"], 2);
+}
+
 #[tokio::test]
 async fn records_have_every_field_and_admins_see_payloads() {
     let pool = database().await;

@@ -21,6 +21,7 @@ macro_rules! columns {
 
 mod months;
 mod page;
+mod run_lifetime;
 mod total;
 
 /// Redis channel on which writers of `app_invocations` name each tenant whose history they
@@ -237,8 +238,9 @@ pub async fn list(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<ListPage<InvocationRecord>, Error> {
-    let rows = page::rows(pool, tenant, filter, page);
-    let count = total::count(pool, tenant, filter);
+    let filter = run_lifetime::bound(pool, tenant, filter).await?;
+    let rows = page::rows(pool, tenant, &filter, page);
+    let count = total::count(pool, tenant, &filter);
     // The page and the count run on two connections at once.
     let (rows, counted) = tokio::join!(rows, count);
     let items = rows?.into_iter().map(InvocationRecord::from).collect();
@@ -254,6 +256,7 @@ pub async fn explain_list(
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<Value>, Error> {
+    let filter = &run_lifetime::bound(pool, tenant, filter).await?;
     let narrowed = months::narrow(pool, tenant, filter, page)
         .await?
         .unwrap_or_else(|| filter.clone());

@@ -15,7 +15,8 @@ use super::total::{beginning, end, month_floor, next_month};
 use crate::{Error, Page, Tenant};
 
 /// `filter` with its window narrowed to the months holding its page, or `None` when nothing
-/// matches at all. A run's filter is left as it is (runs have no rollup, and few rows).
+/// matches at all. A run's filter is left as it is: the rollups do not count runs, and the
+/// run's lifetime already bounds it (`run_lifetime`).
 pub(super) async fn narrow(
     pool: &PgPool,
     tenant: Tenant,
