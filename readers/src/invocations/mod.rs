@@ -21,6 +21,7 @@ macro_rules! columns {
 
 mod months;
 mod page;
+mod rollup;
 mod run_lifetime;
 mod total;
 
@@ -239,16 +240,32 @@ pub async fn list(
     page: Page,
 ) -> Result<ListPage<InvocationRecord>, Error> {
     let filter = run_lifetime::bound(pool, tenant, filter).await?;
-    let rows = page::rows(pool, tenant, &filter, page);
-    let count = total::count(pool, tenant, &filter);
-    // The page and the count run on two connections at once.
-    let (rows, counted) = tokio::join!(rows, count);
+    let (rows, counted) = match filter.workflow_run_id {
+        // The page and the count run on two connections at once.
+        Some(_) => tokio::join!(
+            page::rows(pool, tenant, &filter, page),
+            total::count_run(pool, tenant, &filter)
+        ),
+        None => {
+            let split = total::split(filter.from, filter.to);
+            let rollup = rollup::load(pool, tenant, &filter, &split).await?;
+            let Some(narrowed) = months::narrow(&filter, &rollup.months, page.offset + page.limit)
+            else {
+                return Ok(ListPage::capped(Vec::new(), 0));
+            };
+            tokio::join!(
+                page::rows(pool, tenant, &narrowed, page),
+                total::count(pool, tenant, &filter, &split, &rollup)
+            )
+        }
+    };
     let items = rows?.into_iter().map(InvocationRecord::from).collect();
     Ok(ListPage::capped(items, counted?))
 }
 
 /// The plans (`EXPLAIN (FORMAT JSON)`) of the queries [`list`] runs on the history for these
-/// arguments (the rollup sum aside), for tests that check which indexes serve each filter.
+/// arguments (the rollup and the run's lifetime aside), for tests that check which indexes
+/// serve each filter.
 #[cfg(feature = "testing")]
 pub async fn explain_list(
     pool: &PgPool,
@@ -257,11 +274,21 @@ pub async fn explain_list(
     page: Page,
 ) -> Result<Vec<Value>, Error> {
     let filter = &run_lifetime::bound(pool, tenant, filter).await?;
-    let narrowed = months::narrow(pool, tenant, filter, page)
-        .await?
-        .unwrap_or_else(|| filter.clone());
+    let split = total::split(filter.from, filter.to);
+    let narrowed = match filter.workflow_run_id {
+        Some(_) => None,
+        None => {
+            let rollup = rollup::load(pool, tenant, filter, &split).await?;
+            months::narrow(filter, &rollup.months, page.offset + page.limit)
+        }
+    };
     let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-    page::push_query(&mut query, tenant, &narrowed, page);
+    page::push_query(
+        &mut query,
+        tenant,
+        narrowed.as_ref().unwrap_or(filter),
+        page,
+    );
     let mut plans = vec![query.build_query_scalar::<Value>().fetch_one(pool).await?];
     plans.extend(total::explain(pool, tenant, filter).await?);
     Ok(plans)

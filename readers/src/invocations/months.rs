@@ -8,42 +8,15 @@
 //! the answer: it leaves out months newer than any match and months older than the page.
 
 use chrono::{DateTime, Duration, Utc};
-use sqlx::PgPool;
 
 use super::InvocationFilter;
-use super::total::{beginning, end, month_floor, next_month};
-use crate::{Error, Page, Tenant};
+use super::total::next_month;
 
-/// `filter` with its window narrowed to the months holding its page, or `None` when nothing
-/// matches at all. A run's filter is left as it is: the rollups do not count runs, and the
-/// run's lifetime already bounds it (`run_lifetime`).
-pub(super) async fn narrow(
-    pool: &PgPool,
-    tenant: Tenant,
-    filter: &InvocationFilter,
-    page: Page,
-) -> Result<Option<InvocationFilter>, Error> {
-    if filter.workflow_run_id.is_some() {
-        return Ok(Some(filter.clone()));
-    }
-    let months = sqlx::query_as::<_, (DateTime<Utc>, i64)>(
-        "SELECT bucket, sum(calls)::bigint FROM app_invocation_counts \
-         WHERE tenant_id = $1 AND span = 'month' AND ($2::text IS NULL OR app_name = $2) \
-           AND status = ANY($3) AND bucket >= $4 AND bucket <= $5 \
-         GROUP BY bucket HAVING sum(calls) > 0 ORDER BY bucket DESC",
-    )
-    .bind(tenant.id())
-    .bind(filter.app_name.as_deref())
-    .bind(filter.status_names())
-    .bind(filter.from.map_or(beginning(), month_floor))
-    .bind(filter.to.map_or(end(), month_floor))
-    .fetch_all(pool)
-    .await?;
-    Ok(window(filter, &months, page.offset + page.limit))
-}
-
-/// The narrowed filter, given the matches per month, newest first.
-fn window(
+/// `filter` with its window narrowed to the months holding the first `needed` matches (the
+/// rollup's matches per month, newest first), or `None` when nothing matches at all. A run's
+/// filter is not narrowed this way: the rollups do not count runs, and the run's lifetime
+/// already bounds it (`run_lifetime`).
+pub(super) fn narrow(
     filter: &InvocationFilter,
     months: &[(DateTime<Utc>, i64)],
     needed: i64,
@@ -86,16 +59,16 @@ mod tests {
 
     #[test]
     fn a_page_is_bounded_by_the_months_that_reach_it() {
-        let narrowed = window(&InvocationFilter::default(), &months(), 60).expect("matches");
+        let narrowed = narrow(&InvocationFilter::default(), &months(), 60).expect("matches");
         assert_eq!(narrowed.from, Some(at("2026-09-01T00:00:00Z")));
         assert_eq!(narrowed.to, Some(at("2026-11-30T23:59:59.999999Z")));
-        let narrowed = window(&InvocationFilter::default(), &months(), 20).expect("matches");
+        let narrowed = narrow(&InvocationFilter::default(), &months(), 20).expect("matches");
         assert_eq!(narrowed.from, Some(at("2026-11-01T00:00:00Z")));
     }
 
     #[test]
     fn a_page_past_every_match_reaches_the_oldest_month() {
-        let narrowed = window(&InvocationFilter::default(), &months(), 10_000).expect("matches");
+        let narrowed = narrow(&InvocationFilter::default(), &months(), 10_000).expect("matches");
         assert_eq!(narrowed.from, Some(at("2026-01-01T00:00:00Z")));
     }
 
@@ -106,13 +79,13 @@ mod tests {
             to: Some(at("2026-11-03T00:00:00Z")),
             ..InvocationFilter::default()
         };
-        let narrowed = window(&filter, &months(), 60).expect("matches");
+        let narrowed = narrow(&filter, &months(), 60).expect("matches");
         assert_eq!(narrowed.from, filter.from);
         assert_eq!(narrowed.to, filter.to);
     }
 
     #[test]
     fn no_matches_need_no_query() {
-        assert_eq!(window(&InvocationFilter::default(), &[], 50), None);
+        assert_eq!(narrow(&InvocationFilter::default(), &[], 50), None);
     }
 }

@@ -4,25 +4,23 @@
 //! (every index of the table ends with them, see migration 20261128000002), which skips
 //! `offset` matches without reading their rows; then only the page's rows are read, by primary
 //! key. Several statuses are one ordered scan each, merged: a single scan of the status index
-//! could not return them in time order. The window is first narrowed to the months that hold
-//! the page (`months`), so only their partitions are planned and read.
+//! could not return them in time order.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
-use super::{InvocationFilter, InvocationRow, InvocationStatus, months, push_scope};
+use super::{InvocationFilter, InvocationRow, InvocationStatus, push_scope};
 use crate::{Error, Page, Tenant};
 
+/// The page's rows; `filter` already narrowed to the months that hold them (`months`) or to
+/// its run's lifetime (`run_lifetime`), so only their partitions are planned and read.
 pub(super) async fn rows(
     pool: &PgPool,
     tenant: Tenant,
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<InvocationRow>, Error> {
-    let Some(filter) = months::narrow(pool, tenant, filter, page).await? else {
-        return Ok(Vec::new());
-    };
     let mut query = QueryBuilder::<Postgres>::new("");
-    push_query(&mut query, tenant, &filter, page);
+    push_query(&mut query, tenant, filter, page);
     Ok(query
         .build_query_as::<InvocationRow>()
         .fetch_all(pool)

@@ -11,6 +11,7 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
+use super::rollup::Rollup;
 use super::{InvocationFilter, push_scope};
 use crate::page::COUNT_CAP;
 use crate::{Error, Tenant};
@@ -29,19 +30,16 @@ pub(super) fn end() -> DateTime<Utc> {
 /// Half-open ranges `[start, end)` of instants.
 type Range = (DateTime<Utc>, DateTime<Utc>);
 
-/// How a window `[from, to]` is counted.
 /// An inclusive window `[from, to]`, either end open.
 type Window = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
 
 /// How a window is counted.
 #[derive(Debug, Clone, PartialEq)]
-struct Split {
+pub(super) struct Split {
     /// Whole months, summed from the month rollup.
-    months: Range,
+    pub(super) months: Range,
     /// Whole days before and after the months, summed from the day rollup.
-    days: [Range; 2],
-    /// Whether there is any whole day at all (else the rollups are not asked).
-    any_whole: bool,
+    pub(super) days: [Range; 2],
     /// The partial days at the window's ends, counted raw: each one index range.
     edges: Vec<Window>,
 }
@@ -87,7 +85,7 @@ pub(super) fn next_month(month: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Splits the inclusive window `[from, to]` (open ends allowed).
-fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
+pub(super) fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
     let empty = (beginning(), beginning());
     // Whole days are [first_day, after_last_day): a day is whole when `to` reaches its last
     // microsecond, the precision Postgres keeps.
@@ -97,7 +95,6 @@ fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
         return Split {
             months: empty,
             days: [empty, empty],
-            any_whole: false,
             edges: vec![(from, to)],
         };
     }
@@ -122,39 +119,33 @@ fn split(from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Split {
         return Split {
             months: empty,
             days: [(first_day, after_last_day), empty],
-            any_whole: true,
             edges,
         };
     }
     Split {
         months: (first_month, after_last_month),
         days: [(first_day, first_month), (after_last_month, after_last_day)],
-        any_whole: true,
         edges,
     }
 }
 
-/// The capped count of the tenant's invocations matching `filter`.
+/// The capped count of the tenant's invocations matching `filter` (no run: see
+/// [`count_run`]), from its `rollup` and the raw rows of the split's edges.
 pub(super) async fn count(
     pool: &PgPool,
     tenant: Tenant,
     filter: &InvocationFilter,
+    split: &Split,
+    rollup: &Rollup,
 ) -> Result<i64, Error> {
-    if filter.workflow_run_id.is_some() {
-        return count_rows(pool, tenant, filter, COUNT_CAP + 1).await;
-    }
-    let split = split(filter.from, filter.to);
-    let mut counted = match split.any_whole {
-        true => sum_rollups(pool, tenant, filter, &split).await?,
-        false => 0,
-    };
-    for (from, to) in split.edges {
+    let mut counted = rollup.months_within(split.months) + rollup.days;
+    for (from, to) in &split.edges {
         if counted > COUNT_CAP {
             break;
         }
         let edge = InvocationFilter {
-            from,
-            to,
+            from: *from,
+            to: *to,
             ..filter.clone()
         };
         counted += count_rows(pool, tenant, &edge, COUNT_CAP + 1 - counted).await?;
@@ -162,32 +153,13 @@ pub(super) async fn count(
     Ok(counted)
 }
 
-const SUM_ROLLUPS: &str = "SELECT coalesce(sum(calls), 0)::bigint FROM app_invocation_counts \
-     WHERE tenant_id = $1 AND ($2::text IS NULL OR app_name = $2) AND status = ANY($3) \
-       AND ((span = 'month' AND bucket >= $4 AND bucket < $5) \
-         OR (span = 'day' AND bucket >= $6 AND bucket < $7) \
-         OR (span = 'day' AND bucket >= $8 AND bucket < $9))";
-
-/// Sums the month and day rollups of `split`.
-async fn sum_rollups(
+/// The capped count of a run's invocations: few, and not in the rollups, so counted raw.
+pub(super) async fn count_run(
     pool: &PgPool,
     tenant: Tenant,
     filter: &InvocationFilter,
-    split: &Split,
 ) -> Result<i64, Error> {
-    let sum = sqlx::query_scalar::<_, i64>(SUM_ROLLUPS)
-        .bind(tenant.id())
-        .bind(filter.app_name.as_deref())
-        .bind(filter.status_names())
-        .bind(split.months.0)
-        .bind(split.months.1)
-        .bind(split.days[0].0)
-        .bind(split.days[0].1)
-        .bind(split.days[1].0)
-        .bind(split.days[1].1)
-        .fetch_one(pool)
-        .await?;
-    Ok(sum)
+    count_rows(pool, tenant, filter, COUNT_CAP + 1).await
 }
 
 /// Counts raw rows matching `filter`, stopping at `limit`.
@@ -256,7 +228,6 @@ mod tests {
     fn no_window_is_every_month() {
         let s = split(None, None);
         assert_eq!(s.months, (beginning(), end()));
-        assert!(s.any_whole);
         assert_eq!(s.edges, vec![]);
     }
 
@@ -316,7 +287,8 @@ mod tests {
     #[test]
     fn a_window_inside_one_day_is_counted_raw() {
         let s = split_of("2025-03-05T01:00:00Z", "2025-03-05T20:00:00Z");
-        assert!(!s.any_whole);
+        let nothing = (beginning(), beginning());
+        assert_eq!((s.months, s.days), (nothing, [nothing, nothing]));
         assert_eq!(
             s.edges,
             vec![(
