@@ -66,6 +66,6 @@ pub(super) async fn load(
             None => rollup.days = matches,
         }
     }
-    rollup.months.sort_by(|a, b| b.0.cmp(&a.0));
+    rollup.months.sort_by_key(|(month, _)| std::cmp::Reverse(*month));
     Ok(rollup)
 }

@@ -41,5 +41,9 @@ fn the_stacks_runner_holds_no_secret_beyond_its_own_bearer() {
     }
     // The pipeline signs call tokens: it keeps the secret the runner is denied.
     let pipeline = environment_of("pipeline");
-    assert!(pipeline.iter().any(|(key, _)| key == "APP_CALL_TOKEN_SECRET"));
+    assert!(
+        pipeline
+            .iter()
+            .any(|(key, _)| key == "APP_CALL_TOKEN_SECRET")
+    );
 }
