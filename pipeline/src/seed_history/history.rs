@@ -1,11 +1,14 @@
 //! The generator of a seeded history, one hour of the timeline at a time: each hour's rows
 //! start at sorted random instants, mostly as workflow runs (one to six invocations sharing a
 //! `workflow_run_id`, a step's retries numbered 1..n under its `run:<run>:step:<step>` key) and
-//! otherwise as single calls outside any run.
+//! otherwise as single calls outside any run. Each run comes out once, after its invocations,
+//! as its `workflow_runs` row with its steps ([`run`](super::run)).
 //!
 //! An hour is generated from its own seeded generator, so it is the same whichever stream
 //! writes it. Rows come out in time order but for a run's later steps, which follow their
 //! first step by seconds to minutes: close enough for inserts to append to the time indexes.
+//! What only the run rows need (their context) is drawn from the run's id rather than from the
+//! hour's generator, so adding them left every invocation of a seed as it was.
 
 use rand::Rng;
 use rand::rngs::SmallRng;
@@ -17,6 +20,7 @@ use super::catalogue::Action;
 use super::payload;
 use super::population::{Install, Population};
 use super::random::{self, Purpose};
+use super::run::{Run, RunState, RunStep, StepEnd, StepFailure};
 use super::timeline::{HOUR_MICROS, Timeline};
 
 /// Share of the calls that start a workflow run rather than stand alone.
@@ -53,6 +57,13 @@ pub(super) struct Invocation<'a> {
     pub(super) usage: Option<Usage>,
 }
 
+/// Where the generated rows go.
+pub(super) trait Sink {
+    fn invocation(&mut self, row: &Invocation<'_>);
+    /// A run, after every invocation of it.
+    fn run(&mut self, run: &Run<'_>);
+}
+
 /// Generates hours of the history and counts the rows of each tenant.
 #[derive(Debug)]
 pub(super) struct History<'p> {
@@ -64,6 +75,8 @@ pub(super) struct History<'p> {
     input: String,
     output: String,
     idempotency_key: String,
+    steps: Vec<RunStep>,
+    context: String,
 }
 
 /// One app call about to be attempted.
@@ -79,9 +92,8 @@ struct Call<'p> {
 /// How a call's attempts ended.
 struct Attempted {
     rows: u32,
-    /// When whatever follows the call may start.
-    next_at: i64,
-    settled: bool,
+    last_invoked_at: i64,
+    end: StepEnd,
 }
 
 impl<'p> History<'p> {
@@ -95,6 +107,8 @@ impl<'p> History<'p> {
             input: String::with_capacity(4096),
             output: String::with_capacity(4096),
             idempotency_key: String::with_capacity(64),
+            steps: Vec::with_capacity(5),
+            context: String::with_capacity(128),
         }
     }
 
@@ -103,8 +117,8 @@ impl<'p> History<'p> {
         &self.rows_per_tenant
     }
 
-    /// Hands each row of `hour` to `emit`, in about time order.
-    pub(super) fn hour(&mut self, hour: usize, emit: &mut impl FnMut(&Invocation<'_>)) {
+    /// Hands each row of `hour` to `sink`, in about time order.
+    pub(super) fn hour(&mut self, hour: usize, sink: &mut impl Sink) {
         let mut rng = random::generator(self.seed, Purpose::Hour(hour));
         let start = self.timeline.hour_start(hour);
         let rows = self.timeline.rows_in(hour);
@@ -119,31 +133,35 @@ impl<'p> History<'p> {
             let tenant = random::pick(&mut rng, &tenants);
             let budget = rows - written;
             written += if rng.random_bool(RUN_SHARE) {
-                self.run(&mut rng, tenant, at, budget, emit)
+                self.run(&mut rng, tenant, at, budget, sink)
             } else {
-                self.single_call(&mut rng, tenant, at, emit)
+                self.single_call(&mut rng, tenant, at, sink)
             };
         }
     }
 
     /// A workflow run from `at`: its steps in order until one fails for good; at most
-    /// `budget` rows. Returns the rows written.
+    /// `budget` rows, then the run itself. Returns the rows written.
     fn run(
         &mut self,
         rng: &mut SmallRng,
         tenant_index: usize,
         mut at: i64,
         budget: u32,
-        emit: &mut impl FnMut(&Invocation<'_>),
+        sink: &mut impl Sink,
     ) -> u32 {
         let population = self.population;
         let tenant = &population.tenants()[tenant_index];
         let run_id = random::uuid_v7(rng, at);
-        let subject = Some(tenant.pick_subject(rng));
+        let subject = tenant.pick_subject(rng);
+        let workflow = tenant.pick_workflow(rng);
         let budget = budget.min(RUN_ROWS);
+        let horizon = self.timeline.end();
         let mut rows = 0;
-        for step in &tenant.pick_workflow(rng).steps {
-            if rows == budget || at > self.timeline.end() {
+        let mut last_invoked_at = at;
+        self.steps.clear();
+        for step in &workflow.steps {
+            if rows == budget || at > horizon {
                 break;
             }
             let install = &tenant.installs[step.install];
@@ -151,16 +169,34 @@ impl<'p> History<'p> {
                 tenant: tenant_index,
                 install,
                 action: install.action(step.action),
-                subject,
+                subject: Some(subject),
                 step_of: Some((run_id, install.app.name)),
             };
-            let attempted = self.attempts(rng, &call, at, budget - rows, emit);
+            let attempted = self.attempts(rng, &call, at, budget - rows, sink);
             rows += attempted.rows;
-            if !attempted.settled {
+            last_invoked_at = attempted.last_invoked_at;
+            let reached = RunStep::seen_at(install.app.name, at, attempted.end, horizon);
+            self.steps.push(reached);
+            let Some(settled_at) = attempted.end.settled_at() else {
                 break;
-            }
-            at = attempted.next_at + rng.random_range(20_000..400_000);
+            };
+            at = settled_at + rng.random_range(20_000..400_000);
         }
+        let steps = workflow.steps.len();
+        let Some(state) = RunState::at_horizon(&self.steps, steps, last_invoked_at, at, horizon)
+        else {
+            return rows;
+        };
+        payload::run_context(run_id, workflow.key, subject.0, &mut self.context);
+        sink.run(&Run {
+            id: run_id,
+            tenant_id: tenant.id,
+            definition_key: workflow.key,
+            subject_id: Some(subject.1),
+            context: &self.context,
+            state,
+            steps: &self.steps,
+        });
         rows
     }
 
@@ -170,7 +206,7 @@ impl<'p> History<'p> {
         rng: &mut SmallRng,
         tenant_index: usize,
         at: i64,
-        emit: &mut impl FnMut(&Invocation<'_>),
+        sink: &mut impl Sink,
     ) -> u32 {
         let population = self.population;
         let tenant = &population.tenants()[tenant_index];
@@ -185,7 +221,7 @@ impl<'p> History<'p> {
             subject,
             step_of: None,
         };
-        self.attempts(rng, &call, at, 1, emit).rows
+        self.attempts(rng, &call, at, 1, sink).rows
     }
 
     /// The attempts of `call` from `at`, retried while they fail retryably (steps only), at
@@ -196,7 +232,7 @@ impl<'p> History<'p> {
         call: &Call<'_>,
         mut at: i64,
         budget: u32,
-        emit: &mut impl FnMut(&Invocation<'_>),
+        sink: &mut impl Sink,
     ) -> Attempted {
         let population = self.population;
         let tenant = &population.tenants()[call.tenant];
@@ -211,8 +247,12 @@ impl<'p> History<'p> {
         }
         let retries = if call.step_of.is_some() { ATTEMPTS } else { 1 };
         let mut rows = 0;
+        let mut last_invoked_at = at;
+        // Replaced by the first attempt, which is always made.
+        let mut end = StepEnd::Stopped { at };
         for attempt in 1..=retries {
             if rows == budget || at > self.timeline.end() {
+                end = StepEnd::Stopped { at };
                 break;
             }
             let outcome = attempt::draw(rng, call.install.app, call.action);
@@ -238,32 +278,37 @@ impl<'p> History<'p> {
                 attempt,
                 usage: reported_usage(rng, progress, &outcome, call.action),
             };
-            emit(&row);
+            sink.invocation(&row);
             rows += 1;
             self.rows_per_tenant[call.tenant] += 1;
+            last_invoked_at = at;
             at += (outcome.duration_ms * 1000.0) as i64;
-            match outcome.status {
-                InvocationStatus::Success => return settled(rows, at),
-                InvocationStatus::Pending => return settled(rows, at + callback_delay(rng)),
-                InvocationStatus::Error | InvocationStatus::Timeout if !outcome.retryable => break,
-                InvocationStatus::Error | InvocationStatus::Timeout => {
-                    at += backoff(rng, attempt);
-                }
+            end = match outcome.status {
+                InvocationStatus::Success => StepEnd::Answered { at },
+                InvocationStatus::Pending => StepEnd::CalledBack {
+                    at: at + callback_delay(rng),
+                },
+                InvocationStatus::Error | InvocationStatus::Timeout => StepEnd::Failed {
+                    at,
+                    failure: StepFailure {
+                        app: call.install.app.name,
+                        action: call.action.name,
+                        code: outcome.status.as_str(),
+                    },
+                },
+            };
+            if end.settled_at().is_some() || !outcome.retryable {
+                break;
             }
+            // Drawn after the last attempt too, as it always was: skipping it would change every
+            // later row of the hour.
+            at += backoff(rng, attempt);
         }
         Attempted {
             rows,
-            next_at: at,
-            settled: false,
+            last_invoked_at,
+            end,
         }
-    }
-}
-
-fn settled(rows: u32, next_at: i64) -> Attempted {
-    Attempted {
-        rows,
-        next_at,
-        settled: true,
     }
 }
 

@@ -7,6 +7,10 @@
 //! its own seeded generator (`history`). The hours are split into consecutive stretches, one
 //! per connection, each copied in batches (`stream`, `copy`) through `app_invocations` itself,
 //! so the rollup triggers keep `app_invocation_counts` and `app_invocation_minutes` exact.
+//! Each workflow run is also written, in its invocations' batch, as its `workflow_runs` row in
+//! the state its invocations leave it in at the end of the span (`run`), so readers can bound
+//! a run's invocations by its lifetime; with `--run-steps`, also a `workflow_run_steps` row per
+//! step it reached (about one per invocation: off by default, for the copying time it adds).
 //! A batch commits on its own: a failed run leaves the batches before it, counted.
 
 mod attempt;
@@ -19,6 +23,7 @@ mod payload;
 mod population;
 mod progress;
 mod random;
+mod run;
 mod stream;
 mod summary;
 mod timeline;
@@ -46,16 +51,19 @@ pub(crate) struct Options {
     pub(crate) years: u32,
     pub(crate) seed: u64,
     pub(crate) connections: usize,
+    /// Also write the runs' `workflow_run_steps`.
+    pub(crate) run_steps: bool,
     pub(crate) database_url: String,
     pub(crate) redis_url: String,
 }
 
-/// The history to write: who calls, and when.
+/// The history to write: who calls, when, and whether the runs' steps are written too.
 #[derive(Debug)]
 struct Plan {
     seed: u64,
     population: Population,
     timeline: Timeline,
+    run_steps: bool,
 }
 
 impl Plan {
@@ -64,6 +72,7 @@ impl Plan {
             seed: options.seed,
             population: Population::new(options.seed, options.tenants, options.rows),
             timeline: Timeline::new(end, options.years, options.rows),
+            run_steps: options.run_steps,
         }
     }
 

@@ -71,6 +71,21 @@ pub(super) fn output(rng: &mut impl Rng, shape: OutputShape, out: &mut String) {
     json.close_object();
 }
 
+/// Writes the context run `run` of workflow `journey` started with, about subject `subject`
+/// (its number at the tenant), into `out`: where the request came from. Drawn from the run's
+/// id, not from the hour's generator, so the hour's invocations are what they were before runs
+/// were written.
+pub(super) fn run_context(run: Uuid, journey: &str, subject: u64, out: &mut String) {
+    let rng = &mut SmallRng::seed_from_u64(run.as_u64_pair().1);
+    let mut json = Json::new(out);
+    json.key("subjectRef");
+    let _ = write!(json.out, "\"cus_{subject:x}\"");
+    json.text("journey", journey);
+    json.text("channel", one_of(rng, CHANNELS));
+    json.text("locale", one_of(rng, LOCALES));
+    json.close_object();
+}
+
 /// Log-normal around `median` bytes, with a `large` share between 1 and 4 KB.
 fn drawn_size(rng: &mut impl Rng, median: f64, large: f64) -> usize {
     let size = if rng.random_bool(large) {
@@ -462,6 +477,18 @@ mod tests {
             )
         };
         assert_eq!(name(&first), name(&again));
+    }
+
+    #[test]
+    fn a_run_context_is_a_small_object_naming_its_subject_and_journey() {
+        let mut out = String::new();
+        run_context(Uuid::from_u128(0xfeed), "payout", 0x2a, &mut out);
+        let value: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        assert_eq!(value["subjectRef"], "cus_2a");
+        assert_eq!(value["journey"], "payout");
+        assert!(CHANNELS.contains(&value["channel"].as_str().expect("a channel")));
+        assert!(LOCALES.contains(&value["locale"].as_str().expect("a locale")));
+        assert!(out.len() < 120, "{out}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::catalogue::{APPS, Action, App};
 use super::random::{self, Purpose};
+use super::vocabulary::WORKFLOWS;
 
 /// Tenant `k` (from 0) has a share proportional to `1 / (k + 1)^ZIPF`.
 const ZIPF: f64 = 1.1;
@@ -52,6 +53,8 @@ pub(super) struct Install {
 /// A workflow definition: its steps call apps in order.
 #[derive(Debug)]
 pub(super) struct Workflow {
+    /// Its definition key, distinct among the tenant's workflows.
+    pub(super) key: &'static str,
     pub(super) steps: Vec<Step>,
 }
 
@@ -107,8 +110,11 @@ impl Tenant {
                 .iter()
                 .map(|_| rng.random_range(0.2..1.0f64).powi(2)),
         );
+        // One to four workflows, each with its own key. The count stays an `i32` draw: another
+        // integer type draws differently and would change every seeded history.
         let workflows = (0..rng.random_range(1..=4))
-            .map(|k| Workflow::new(rng, &installs, k == 0))
+            .zip(WORKFLOWS)
+            .map(|(k, &key)| Workflow::new(rng, &installs, key, k == 0))
             .collect::<Vec<_>>();
         let workflow_weights =
             random::cumulative((0..workflows.len()).map(|k| 1.0 / (k as f64 + 1.0)));
@@ -212,7 +218,7 @@ impl Install {
 impl Workflow {
     /// One to five steps calling distinct installs; two or more for a tenant's `main` workflow
     /// (its onboarding, which checks a subject several ways).
-    fn new(rng: &mut SmallRng, installs: &[Install], main: bool) -> Self {
+    fn new(rng: &mut SmallRng, installs: &[Install], key: &'static str, main: bool) -> Self {
         let mut order: Vec<usize> = (0..installs.len()).collect();
         let fewest = if main { 2 } else { 1 };
         let steps = rng.random_range(fewest..=MOST_STEPS.min(installs.len()));
@@ -228,7 +234,7 @@ impl Workflow {
                 action: installs[install].pick_action(rng),
             })
             .collect();
-        Self { steps }
+        Self { key, steps }
     }
 }
 
@@ -262,7 +268,9 @@ mod tests {
         assert!(shares[0] / total > 10.0 * (shares[19] - shares[18]) / total);
         for tenant in population.tenants() {
             assert!((3..=8).contains(&tenant.installs.len()));
-            for workflow in &tenant.workflows {
+            assert!((1..=WORKFLOWS.len()).contains(&tenant.workflows.len()));
+            for (workflow, key) in tenant.workflows.iter().zip(WORKFLOWS) {
+                assert_eq!(workflow.key, *key);
                 assert!((1..=MOST_STEPS).contains(&workflow.steps.len()));
             }
         }

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use sqlx::{Connection, PgConnection};
 use tokio::sync::mpsc;
 
-use super::{Plan, copy};
+use super::Plan;
+use super::copy::{self, Batch};
 use crate::Error;
 
 /// Rows per COPY, at least: the statement triggers hand each COPY's rows to the rollups as
@@ -20,15 +21,8 @@ const BATCH_ROWS: u64 = 25_000;
 /// which the default `work_mem` would spill to disk.
 const SESSION: &str = "SET work_mem = '64MB'";
 
-/// Lines of `copy::encode` ready to send.
-#[derive(Debug, Default)]
-struct Batch {
-    lines: Vec<u8>,
-    rows: u64,
-}
-
-/// Writes the rows of `hours`, adding each committed batch's rows to `written`. Returns the
-/// rows written per tenant.
+/// Writes the rows of `hours` (invocations and their runs), adding each committed batch's
+/// invocations to `written`. Returns the invocations written per tenant.
 pub(super) async fn write(
     database_url: &str,
     plan: Arc<Plan>,
@@ -40,8 +34,8 @@ pub(super) async fn write(
     let (batches, mut ready) = mpsc::channel(1);
     let generator = tokio::task::spawn_blocking(move || generate(&plan, hours, &batches));
     while let Some(batch) = ready.recv().await {
-        let Batch { lines, rows } = batch;
-        copy::send(&mut connection, lines).await?;
+        let rows = batch.rows;
+        copy::send(&mut connection, batch).await?;
         written.fetch_add(rows, Ordering::Relaxed);
     }
     match generator.await {
@@ -58,13 +52,10 @@ pub(super) async fn write(
 /// Generates `hours` into batches until done or the copying side stopped listening.
 fn generate(plan: &Plan, hours: Range<usize>, batches: &mpsc::Sender<Batch>) -> Vec<u64> {
     let mut history = plan.history();
-    let mut batch = Batch::default();
+    let mut batch = Batch::new(plan.run_steps);
     for hour in hours {
-        history.hour(hour, &mut |row| {
-            copy::encode(row, &mut batch.lines);
-            batch.rows += 1;
-        });
-        if batch.rows >= BATCH_ROWS && batches.blocking_send(std::mem::take(&mut batch)).is_err() {
+        history.hour(hour, &mut batch);
+        if batch.rows >= BATCH_ROWS && batches.blocking_send(batch.take()).is_err() {
             break;
         }
     }

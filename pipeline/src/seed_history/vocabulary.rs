@@ -98,14 +98,19 @@ pub(super) const COMPANIES: &[&str] = &[
 
 pub(super) const EMAIL_DOMAINS: &[&str] = &["example.com", "mail.example", "example.org"];
 
+/// The keys of the workflows a tenant defines, its main one (onboarding) first: each is the
+/// customer journey its runs serve, so a run's context names its workflow as its journey.
+pub(super) const WORKFLOWS: &[&str] = &["onboarding", "periodic_review", "payout", "login"];
+
+pub(super) const CHANNELS: &[&str] = &["web", "ios", "android", "branch"];
+
+pub(super) const LOCALES: &[&str] = &["en-GB", "de-DE", "fr-FR", "es-ES", "pl-PL"];
+
 /// A request's context: a key and the values it takes.
 pub(super) const CONTEXT: &[(&str, &[&str])] = &[
-    ("channel", &["web", "ios", "android", "branch"]),
-    (
-        "journey",
-        &["onboarding", "periodic_review", "payout", "login"],
-    ),
-    ("locale", &["en-GB", "de-DE", "fr-FR", "es-ES", "pl-PL"]),
+    ("channel", CHANNELS),
+    ("journey", WORKFLOWS),
+    ("locale", LOCALES),
     ("campaign", &["spring-promo", "referral", "partner-api"]),
 ];
 

@@ -1,299 +1,79 @@
-//! Seeded rows as the text format of `COPY app_invocations (...) FROM STDIN`: one line per row,
+//! Seeded rows as the text format of `COPY <table> (...) FROM STDIN`: one line per row,
 //! columns separated by tabs, `\N` for NULL, and backslash, tab, newline and carriage return
 //! escaped with a backslash wherever they occur in a value (error texts have line breaks, JSON
 //! has its own backslash escapes).
 //!
-//! Values are formatted by hand (timestamps, durations): the generator and this encoder share
-//! two cores with Postgres, so every microsecond per row counts ten seconds over 10 M rows.
+//! A batch holds the lines of up to three tables: invocations, the runs they belong to and,
+//! when asked for, the runs' steps. A run is generated within one hour, after its invocations,
+//! so it is in the same batch as them; the batch is copied in one transaction, and a reader
+//! never sees a run's invocations without the run.
 
-use sqlx::PgConnection;
-use uuid::Uuid;
+mod fields;
+mod invocation;
+mod run;
 
-use super::history::Invocation;
+use sqlx::{Connection, PgConnection};
 
-/// The statement one batch is sent with; its columns are in the order [`encode`] writes them.
-/// COPY runs the table's statement triggers once per batch, so the rollups stay exact.
-pub(super) const STATEMENT: &str = "COPY app_invocations (id, tenant_id, app_name, version_id, \
-     action, subject_id, workflow_run_id, input, output, status, error, duration_ms, invoked_at, \
-     idempotency_key, attempt, usage_http_requests, usage_document_reads, usage_log_lines) \
-     FROM STDIN";
+use super::history::{Invocation, Sink};
+use super::run::Run;
 
-/// Sends `batch` (lines of [`encode`]) as one COPY, committed on its own. Returns the rows
-/// written.
-pub(super) async fn send(
-    connection: &mut PgConnection,
-    batch: Vec<u8>,
-) -> Result<u64, sqlx::Error> {
-    let mut copy = connection.copy_in_raw(STATEMENT).await?;
-    copy.send(batch).await?;
-    copy.finish().await
+/// Lines ready to send, per table.
+#[derive(Debug)]
+pub(super) struct Batch {
+    invocations: Vec<u8>,
+    runs: Vec<u8>,
+    /// `None` when the runs' steps are not written.
+    steps: Option<Vec<u8>>,
+    /// Invocation rows: what the command counts.
+    pub(super) rows: u64,
 }
 
-/// Appends `row` as one line to `out`.
-pub(super) fn encode(row: &Invocation<'_>, out: &mut Vec<u8>) {
-    uuid(out, row.id);
-    out.push(b'\t');
-    uuid(out, row.tenant_id);
-    out.push(b'\t');
-    text(out, row.app_name);
-    out.push(b'\t');
-    uuid(out, row.version_id);
-    out.push(b'\t');
-    text(out, row.action);
-    out.push(b'\t');
-    optional(out, row.subject_id, uuid);
-    out.push(b'\t');
-    optional(out, row.workflow_run_id, uuid);
-    out.push(b'\t');
-    text(out, row.input);
-    out.push(b'\t');
-    optional(out, row.output, text);
-    out.push(b'\t');
-    text(out, row.status.as_str());
-    out.push(b'\t');
-    optional(out, row.error, text);
-    out.push(b'\t');
-    milliseconds(out, row.duration_ms);
-    out.push(b'\t');
-    timestamp(out, row.invoked_at);
-    out.push(b'\t');
-    optional(out, row.idempotency_key, text);
-    out.push(b'\t');
-    integer(out, i64::from(row.attempt));
-    out.push(b'\t');
-    let usage = row.usage;
-    optional(out, usage.map(|u| i64::from(u.http_requests)), integer);
-    out.push(b'\t');
-    optional(out, usage.map(|u| i64::from(u.document_reads)), integer);
-    out.push(b'\t');
-    optional(out, usage.map(|u| i64::from(u.log_lines)), integer);
-    out.push(b'\n');
-}
+impl Batch {
+    pub(super) fn new(run_steps: bool) -> Self {
+        Self {
+            invocations: Vec::new(),
+            runs: Vec::new(),
+            steps: run_steps.then(Vec::new),
+            rows: 0,
+        }
+    }
 
-fn optional<T>(out: &mut Vec<u8>, value: Option<T>, write: impl Fn(&mut Vec<u8>, T)) {
-    match value {
-        Some(value) => write(out, value),
-        None => out.extend_from_slice(b"\\N"),
+    /// This batch, leaving an empty one that writes the same tables.
+    pub(super) fn take(&mut self) -> Self {
+        let next = Self::new(self.steps.is_some());
+        std::mem::replace(self, next)
     }
 }
 
-/// `value` with COPY's escapes; most values need none and are copied whole.
-fn text(out: &mut Vec<u8>, value: &str) {
-    let bytes = value.as_bytes();
-    if !bytes.iter().any(|&b| needs_escape(b)) {
-        out.extend_from_slice(bytes);
-        return;
+impl Sink for Batch {
+    fn invocation(&mut self, row: &Invocation<'_>) {
+        invocation::encode(row, &mut self.invocations);
+        self.rows += 1;
     }
-    for &byte in bytes {
-        match byte {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            byte => out.push(byte),
+
+    fn run(&mut self, run: &Run<'_>) {
+        run::encode(run, &mut self.runs);
+        if let Some(steps) = &mut self.steps {
+            run::encode_steps(run, steps);
         }
     }
 }
 
-fn needs_escape(byte: u8) -> bool {
-    matches!(byte, b'\\' | b'\t' | b'\n' | b'\r')
-}
-
-fn uuid(out: &mut Vec<u8>, id: Uuid) {
-    out.extend_from_slice(
-        id.hyphenated()
-            .encode_lower(&mut Uuid::encode_buffer())
-            .as_bytes(),
-    );
-}
-
-fn integer(out: &mut Vec<u8>, value: i64) {
-    if value < 0 {
-        out.push(b'-');
-    }
-    digits(out, value.unsigned_abs(), 1);
-}
-
-/// `value` in decimal, zero-padded to at least `width` digits.
-fn digits(out: &mut Vec<u8>, mut value: u64, width: usize) {
-    let mut buffer = [b'0'; 20];
-    let mut at = buffer.len();
-    while value > 0 || buffer.len() - at < width {
-        at -= 1;
-        buffer[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-    out.extend_from_slice(&buffer[at..]);
-}
-
-/// Milliseconds with three decimals (the generator rounds durations to the microsecond).
-fn milliseconds(out: &mut Vec<u8>, ms: f64) {
-    let micros = (ms.max(0.0) * 1000.0).round() as u64;
-    digits(out, micros / 1000, 1);
-    out.push(b'.');
-    digits(out, micros % 1000, 3);
-}
-
-/// `micros` since the Unix epoch as `YYYY-MM-DD HH:MM:SS.ffffff+00`.
-fn timestamp(out: &mut Vec<u8>, micros: i64) {
-    const DAY: i64 = 86_400_000_000;
-    let days = micros.div_euclid(DAY);
-    let of_day = micros.rem_euclid(DAY) as u64;
-    let (year, month, day) = civil_date(days);
-    digits(out, year as u64, 4);
-    out.push(b'-');
-    digits(out, month, 2);
-    out.push(b'-');
-    digits(out, day, 2);
-    out.push(b' ');
-    let seconds = of_day / 1_000_000;
-    digits(out, seconds / 3600, 2);
-    out.push(b':');
-    digits(out, seconds / 60 % 60, 2);
-    out.push(b':');
-    digits(out, seconds % 60, 2);
-    out.push(b'.');
-    digits(out, of_day % 1_000_000, 6);
-    out.extend_from_slice(b"+00");
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`),
-/// for years 0 to 9999.
-fn civil_date(days: i64) -> (i64, u64, u64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u64;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    } as u64;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::DateTime;
-    use readers::invocations::{InvocationStatus, Usage};
-
-    use super::*;
-
-    fn tricky_row<'a>(input: &'a str, key: &'a str) -> Invocation<'a> {
-        Invocation {
-            id: Uuid::from_u128(1),
-            tenant_id: Uuid::from_u128(2),
-            app_name: "kyc-check",
-            version_id: Uuid::from_u128(3),
-            action: "verify-identity",
-            subject_id: None,
-            workflow_run_id: Some(Uuid::from_u128(4)),
-            input,
-            output: None,
-            status: InvocationStatus::Error,
-            error: Some("upstream:\n<html>\r\n\tC:\\path \\N"),
-            duration_ms: 1234.5,
-            invoked_at: 1_700_000_000_000_001,
-            idempotency_key: Some(key),
-            attempt: 2,
-            usage: Some(Usage {
-                http_requests: 3,
-                document_reads: 0,
-                log_lines: 17,
-            }),
+/// Sends `batch` as one COPY per table, runs before their steps, committed together.
+pub(super) async fn send(connection: &mut PgConnection, batch: Batch) -> Result<(), sqlx::Error> {
+    let mut transaction = connection.begin().await?;
+    let tables = [
+        (invocation::STATEMENT, batch.invocations),
+        (run::RUNS, batch.runs),
+        (run::STEPS, batch.steps.unwrap_or_default()),
+    ];
+    for (statement, lines) in tables {
+        if lines.is_empty() {
+            continue;
         }
+        let mut copy = transaction.copy_in_raw(statement).await?;
+        copy.send(lines).await?;
+        copy.finish().await?;
     }
-
-    /// What Postgres reads back from a line: `None` for `\N`, escapes undone.
-    fn decode(line: &[u8]) -> Vec<Option<String>> {
-        let line = std::str::from_utf8(line).expect("utf-8");
-        line.split('\t')
-            .map(|field| {
-                if field == "\\N" {
-                    return None;
-                }
-                let mut value = String::new();
-                let mut chars = field.chars();
-                while let Some(c) = chars.next() {
-                    if c != '\\' {
-                        value.push(c);
-                        continue;
-                    }
-                    match chars.next() {
-                        Some('t') => value.push('\t'),
-                        Some('n') => value.push('\n'),
-                        Some('r') => value.push('\r'),
-                        Some(other) => value.push(other),
-                        None => panic!("a line ends in a lone backslash"),
-                    }
-                }
-                Some(value)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_row_with_every_special_character_reads_back_as_written() {
-        let input =
-            "{\"note\":\"line\\nbreak \\\"quoted\\\" C:\\\\dir\",\"name\":\"Zoë\tO'Brien\"}";
-        let row = tricky_row(input, "run:x:step:kyc-check");
-        let mut out = Vec::new();
-        encode(&row, &mut out);
-        assert_eq!(out.last(), Some(&b'\n'));
-        let line = &out[..out.len() - 1];
-        assert!(!line.contains(&b'\n') && !line.contains(&b'\r'));
-        let fields = decode(line);
-        assert_eq!(fields.len(), 18);
-        assert_eq!(
-            fields[0].as_deref(),
-            Some("00000000-0000-0000-0000-000000000001")
-        );
-        assert_eq!(fields[5], None);
-        assert_eq!(fields[7].as_deref(), Some(input));
-        assert_eq!(fields[8], None);
-        assert_eq!(fields[9].as_deref(), Some("error"));
-        assert_eq!(fields[10].as_deref(), row.error);
-        assert_eq!(fields[11].as_deref(), Some("1234.500"));
-        assert_eq!(fields[12].as_deref(), Some("2023-11-14 22:13:20.000001+00"));
-        assert_eq!(fields[14].as_deref(), Some("2"));
-        assert_eq!(
-            fields[15..],
-            [Some("3".into()), Some("0".into()), Some("17".into())]
-        );
-        // The text `\N` inside a value is not NULL: its backslash is doubled.
-        assert!(String::from_utf8_lossy(line).contains("\\\\N"));
-    }
-
-    #[test]
-    fn timestamps_match_chrono_across_the_calendar() {
-        let mut micros = -62_000_000_000_000_000i64 / 10;
-        while micros < 253_402_300_799_000_000 {
-            let mut out = Vec::new();
-            timestamp(&mut out, micros);
-            let expected = DateTime::from_timestamp_micros(micros)
-                .expect("in range")
-                .format("%Y-%m-%d %H:%M:%S%.6f+00")
-                .to_string();
-            assert_eq!(String::from_utf8(out).expect("ascii"), expected);
-            micros += 7_777_777_777_777;
-        }
-    }
-
-    #[test]
-    fn numbers_are_plain_decimals() {
-        let mut out = Vec::new();
-        integer(&mut out, 0);
-        out.push(b' ');
-        integer(&mut out, -42);
-        out.push(b' ');
-        milliseconds(&mut out, 0.0004);
-        out.push(b' ');
-        milliseconds(&mut out, 30_012.345);
-        assert_eq!(out, b"0 -42 0.000 30012.345");
-    }
+    transaction.commit().await
 }
