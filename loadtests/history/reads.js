@@ -4,6 +4,7 @@
 //   TARGET    base URL (default http://127.0.0.1:18080)
 //   PLAN      JSON file: [{"token", "apps": [...], "runs": [...]}] per tenant
 //   VUS, DURATION; RATE (constant arrival rate) or none (saturation)
+//   FILTERS   some of tenant,app,status,run,window (default: all five, equally often)
 import http from 'k6/http';
 import { check } from 'k6';
 
@@ -35,14 +36,18 @@ function window() {
   return `from=${new Date(end - length).toISOString()}&to=${new Date(end).toISOString()}`;
 }
 
+const FILTERS = {
+  tenant: () => '',
+  app: (tenant) => `appName=${pick(tenant.apps)}`,
+  status: () => 'status=error&status=timeout',
+  run: (tenant) => `workflowRunId=${pick(tenant.runs)}`,
+  window: () => window(),
+};
+// FILTERS=run,window (say) keeps only those combinations, to see what each one costs.
+const filters = (__ENV.FILTERS || Object.keys(FILTERS).join(',')).split(',').map((f) => FILTERS[f]);
+
 function query(tenant) {
-  switch (Math.floor(Math.random() * 5)) {
-    case 0: return '';
-    case 1: return `appName=${pick(tenant.apps)}`;
-    case 2: return 'status=error&status=timeout';
-    case 3: return `workflowRunId=${pick(tenant.runs)}`;
-    default: return window();
-  }
+  return pick(filters)(tenant);
 }
 
 export default function () {
