@@ -25,6 +25,19 @@ mod rollup;
 mod run_lifetime;
 mod total;
 
+/// What the unit tests of the history's modules share.
+#[cfg(test)]
+mod testing {
+    use chrono::{DateTime, Utc};
+
+    /// An instant written as RFC 3339.
+    pub(super) fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("time")
+            .with_timezone(&Utc)
+    }
+}
+
 /// Redis channel on which writers of `app_invocations` name each tenant whose history they
 /// changed, once their transaction committed (or `*`: any tenant may have changed). Read
 /// caches listen to it; a writer that cannot tell (a crash between commit and message) is

@@ -42,12 +42,7 @@ pub(super) fn narrow(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .expect("time")
-            .with_timezone(&Utc)
-    }
+    use crate::invocations::testing::at;
 
     fn months() -> Vec<(DateTime<Utc>, i64)> {
         vec![

@@ -66,6 +66,8 @@ pub(super) async fn load(
             None => rollup.days = matches,
         }
     }
-    rollup.months.sort_by_key(|(month, _)| std::cmp::Reverse(*month));
+    rollup
+        .months
+        .sort_by_key(|(month, _)| std::cmp::Reverse(*month));
     Ok(rollup)
 }

@@ -62,13 +62,8 @@ fn within(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::invocations::testing::at;
     use uuid::Uuid;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .expect("time")
-            .with_timezone(&Utc)
-    }
 
     fn run_filter() -> InvocationFilter {
         InvocationFilter {

@@ -213,12 +213,7 @@ pub(super) async fn explain(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .expect("time")
-            .with_timezone(&Utc)
-    }
+    use crate::invocations::testing::at;
 
     fn split_of(from: &str, to: &str) -> Split {
         split(Some(at(from)), Some(at(to)))
