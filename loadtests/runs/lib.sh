@@ -27,6 +27,20 @@ start_vendor() {
   echo "vendor stub did not start" >&2; exit 1
 }
 
+# A release ingress of the stack on its own port with the per-caller limiter off (the stack's
+# allows 600 requests a minute per caller: one benchmark token would be throttled to 10/s).
+# Sets API_URL to it; k6 reads it as TARGET.
+start_api() {
+  local port="${API_BENCH_PORT:-18080}"
+  STACK_PROFILE=release API_PORT="$port" API_INTERNAL_PORT="$((port + 1))" \
+    API_RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn "$root/stack" run ingress >/dev/null 2>&1 &
+  stub_pids+=("$!")
+  API_URL="http://127.0.0.1:$port"
+  export TARGET="$API_URL"
+  for _ in $(seq 1 100); do curl -fsS -o /dev/null "$API_URL/health/ready" 2>/dev/null && return; sleep 0.1; done
+  echo "ingress did not start on $port" >&2; exit 1
+}
+
 api() { # method path [json]
   curl -sS -X "$1" -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \
     ${3:+--data "$3"} "$API_URL$2"
@@ -58,7 +72,7 @@ import json, sys, uuid
 sha, version, hosts, memory = sys.stdin.read().strip().split("|")
 print(json.dumps({"module": sha, "app": {"name": "vendor-app", "version": version},
   "call": {"id": str(uuid.uuid4()), "tenantId": sys.argv[1]}, "action": "check",
-  "idempotencyKey": None, "config": {"baseUrl": sys.argv[2]},
+  "idempotencyKey": "run:bench:step:kyc", "config": {"baseUrl": sys.argv[2]},
   "input": {"name": "Ada Lovelace", "country": "GB"}, "secrets": {"API_KEY": "bench-key"},
   "hosts": json.loads(hosts), "timeoutMs": 10000, "memoryMiB": json.loads(memory)}))
 ' "$TENANT" "http://127.0.0.1:$VENDOR_PORT"
