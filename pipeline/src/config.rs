@@ -63,23 +63,15 @@ impl Config {
 /// `APP_CALL_TOKEN_SECRET`, at least 32 bytes.
 fn call_tokens(env: &mut Env) -> Option<Arc<CallTokenKey>> {
     let secret = env.text("APP_CALL_TOKEN_SECRET");
-    CallTokenKey::configured(secret.as_deref())
-        .unwrap_or_else(|problem| {
-            env.problem(problem.to_string());
-            None
-        })
-        .map(Arc::new)
+    let key = CallTokenKey::configured(secret.as_deref());
+    env.checked(key).map(Arc::new)
 }
 
 fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     let current = env.text("SECRET_STORE_KEY");
     let previous = env.text("SECRET_STORE_PREVIOUS_KEYS");
-    SecretKeys::configured(current.as_deref(), previous.as_deref())
-        .unwrap_or_else(|problem| {
-            env.problem(problem);
-            None
-        })
-        .map(Arc::new)
+    let key = SecretKeys::configured(current.as_deref(), previous.as_deref());
+    env.checked(key).map(Arc::new)
 }
 
 #[cfg(test)]

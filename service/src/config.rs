@@ -150,6 +150,15 @@ impl Env {
         self.problems.push(problem.into());
     }
 
+    /// The value of an optional setting the caller checked itself (`Ok(None)`: not set); a
+    /// failed check is reported as a problem and reads as not set.
+    pub fn checked<T, E: Display>(&mut self, checked: Result<Option<T>, E>) -> Option<T> {
+        checked.unwrap_or_else(|problem| {
+            self.problem(problem.to_string());
+            None
+        })
+    }
+
     /// The variables read so far, in the order they were first read.
     pub fn variables(&self) -> &[Variable] {
         &self.read
@@ -168,6 +177,17 @@ impl Env {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_check_is_a_problem_and_reads_as_not_set() {
+        let mut env = Env::from_pairs([("KEY", "short")]);
+        let set: Result<Option<u8>, String> = Ok(Some(7));
+        assert_eq!(env.checked(set), Some(7));
+        let failed: Result<Option<u8>, String> = Err("KEY is too short".to_owned());
+        assert_eq!(env.checked(failed), None);
+        let problems = env.finish(()).expect_err("the failed check");
+        assert_eq!(problems.0, vec!["KEY is too short".to_owned()]);
+    }
 
     #[test]
     fn every_problem_is_reported_at_once() {
