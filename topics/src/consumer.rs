@@ -14,9 +14,13 @@
 //! without a bound, because every message would fail the same way and dead-lettering them would
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
+//!
+//! Beside the lanes, [`orphans`] watches for partitions the group left to nobody (a tansu
+//! coordinator fault) and rejoins the group when it finds them.
 
 mod assignment;
 mod lane;
+mod orphans;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -154,6 +158,10 @@ pub struct ConsumerOptions {
     /// How often stored offsets are committed to the broker.
     pub commit_interval: Duration,
     pub retry: RetryPolicy,
+    /// How long a partition that is not this consumer's may keep a backlog without its committed
+    /// offset moving before the consumer rejoins the group (see `consumer/orphans.rs`): longer than a healthy
+    /// message holds its partition, retries included.
+    pub orphan_after: Duration,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -162,6 +170,7 @@ pub struct Consumer {
     dead_letters: Producer,
     topic: String,
     retry: RetryPolicy,
+    orphan_after: Duration,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -187,6 +196,11 @@ impl Consumer {
             .set("enable.auto.offset.store", "false")
             .set("auto.offset.reset", "earliest")
             .set("enable.partition.eof", "false")
+            // No producer of ours is transactional, so both isolation levels read the same; and
+            // tansu 0.6.0 answers a read_committed ListOffsets for the latest offset (the orphan
+            // watch's high watermarks) with an SQL error on PostgreSQL 15 and drops the
+            // connection.
+            .set("isolation.level", "read_uncommitted")
             // A consumer that dies (a killed worker) keeps its partitions until its session
             // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
             .set("session.timeout.ms", "10000")
@@ -204,6 +218,7 @@ impl Consumer {
             dead_letters,
             topic: options.topic.clone(),
             retry: options.retry,
+            orphan_after: options.orphan_after,
         })
     }
 
@@ -220,6 +235,11 @@ impl Consumer {
         let (stop, stopped) = watch::channel(false);
         let mut lanes: HashMap<i32, lane::LaneSender> = HashMap::new();
         let mut running = JoinSet::new();
+        running.spawn(orphans::watch(
+            Arc::clone(&consumer),
+            consumer.orphan_after,
+            stopped.clone(),
+        ));
         tokio::pin!(shutdown);
         let mut result = loop {
             let message = tokio::select! {
@@ -260,6 +280,14 @@ impl Consumer {
             tracing::debug!(topic = %consumer.topic, %error, "final commit skipped");
         }
         result
+    }
+
+    /// Leaves the group and joins it again, so the coordinator rebalances. The revocation bumps
+    /// every partition's generation, so the lanes drop what they queued.
+    fn rejoin(&self) -> Result<(), Error> {
+        self.inner.unsubscribe();
+        self.inner.subscribe(&[&self.topic])?;
+        Ok(())
     }
 
     /// Handles one message until it is applied or dead-lettered (`Ok(true)`), shutdown comes

@@ -22,6 +22,11 @@ use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
 use crate::workers::{Worker, WorkerState};
 
+/// How long another member's partition may keep a backlog without progress before a stage's
+/// consumer rejoins its group (`topics` consumer, `orphans`): twice the minute a message can hold
+/// its partition through its retries before it is dead-lettered.
+const ORPHAN_AFTER: Duration = Duration::from_secs(120);
+
 /// Consumes `S`'s topic until `stop`, retrying the consumer's creation while the broker is away.
 pub(crate) async fn consume<S: Stage>(
     stage: S,
@@ -52,6 +57,7 @@ pub(crate) async fn consume_with(
         client_id: format!("pipeline-{name}"),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
+        orphan_after: ORPHAN_AFTER,
     };
     let consumer = loop {
         match Consumer::new(&options) {

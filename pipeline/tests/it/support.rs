@@ -217,6 +217,17 @@ pub fn command_of(tenant: Uuid, body: Probe) -> Envelope<Probe> {
 
 /// A consumer of `topic` in a group of its own, with quick retries.
 pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer {
+    consumer_with(topic, group, commit_interval, Duration::from_secs(120))
+}
+
+/// [`consumer`], rejoining its group when another member's partition stands still behind a
+/// backlog for `orphan_after`.
+pub fn consumer_with(
+    topic: &str,
+    group: &str,
+    commit_interval: Duration,
+    orphan_after: Duration,
+) -> Consumer {
     Consumer::new(&ConsumerOptions {
         brokers: stack().var("KAFKA_BROKERS").to_owned(),
         group_id: group.to_owned(),
@@ -228,6 +239,7 @@ pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer
             min_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(50),
         },
+        orphan_after,
     })
     .expect("consumer")
 }
