@@ -262,12 +262,11 @@ pub async fn list(
         None => {
             let split = total::split(filter.from, filter.to);
             let rollup = rollup::load(pool, tenant, &filter, &split).await?;
-            let Some(narrowed) = months::narrow(&filter, &rollup.months, page.offset + page.limit)
-            else {
+            if rollup.months.is_empty() {
                 return Ok(ListPage::capped(Vec::new(), 0));
-            };
+            }
             tokio::join!(
-                page::rows(pool, tenant, &narrowed, page),
+                page::by_month(pool, tenant, &filter, page, &rollup.months),
                 total::count(pool, tenant, &filter, &split, &rollup)
             )
         }
@@ -277,8 +276,9 @@ pub async fn list(
 }
 
 /// The plans (`EXPLAIN (FORMAT JSON)`) of the queries [`list`] runs on the history for these
-/// arguments (the rollup and the run's lifetime aside), for tests that check which indexes
-/// serve each filter.
+/// arguments (the rollup and the run's lifetime aside): outside a run, the page's query on each
+/// of the three newest months with matches, at the page's offset, and the count of a month; for
+/// tests that check which indexes serve each filter.
 #[cfg(feature = "testing")]
 pub async fn explain_list(
     pool: &PgPool,
@@ -287,22 +287,31 @@ pub async fn explain_list(
     page: Page,
 ) -> Result<Vec<Value>, Error> {
     let filter = &run_lifetime::bound(pool, tenant, filter).await?;
-    let split = total::split(filter.from, filter.to);
-    let narrowed = match filter.workflow_run_id {
-        Some(_) => None,
-        None => {
-            let rollup = rollup::load(pool, tenant, filter, &split).await?;
-            months::narrow(filter, &rollup.months, page.offset + page.limit)
+    let mut queries = Vec::new();
+    match filter.workflow_run_id {
+        Some(_) => {
+            let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
+            page::push_query(&mut query, "app_invocations", tenant, filter, page);
+            queries.push(query);
         }
-    };
-    let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-    page::push_query(
-        &mut query,
-        tenant,
-        narrowed.as_ref().unwrap_or(filter),
-        page,
-    );
-    let mut plans = vec![query.build_query_scalar::<Value>().fetch_one(pool).await?];
+        None => {
+            let split = total::split(filter.from, filter.to);
+            let rollup = rollup::load(pool, tenant, filter, &split).await?;
+            for (start, _) in rollup.months.iter().take(3) {
+                let month = months::Month::of(*start, filter);
+                let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
+                page::push_query(&mut query, &month.table, tenant, &month.filter, page);
+                queries.push(query);
+                let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
+                total::push_count_rows(&mut query, &month.table, tenant, &month.filter, 1_000);
+                queries.push(query);
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    for mut query in queries {
+        plans.push(query.build_query_scalar::<Value>().fetch_one(pool).await?);
+    }
     plans.extend(total::explain(pool, tenant, filter).await?);
     Ok(plans)
 }

@@ -1,42 +1,48 @@
-//! The months a page of `GET /app-invocations` lies in, from the month rollup.
+//! A month of the history as a page reads it: the partition that holds it, named directly, and
+//! the filter cut to it.
 //!
-//! `app_invocations` has a partition per month, and planning a query over every month of years
-//! of history costs the planner more than running it (measured: about 5 ms of planning for a
-//! sub-millisecond scan over 50 partitions). The rollup knows how many matches each month holds,
-//! so a page needs only the newest months that reach `offset + limit` matches: bounding the
-//! query's window to them lets the planner drop every other partition. Narrowing never changes
-//! the answer: it leaves out months newer than any match and months older than the page.
+//! `app_invocations` has a partition per UTC month (`app_invocations_yYYYYmMM`, created by
+//! `app_invocations_ensure_partitions`), and planning a query over the partitioned table costs
+//! more than running it: measured on the 10 M-row history, a page over four months planned in
+//! 2.3 ms and ran in 0.8 ms, the same page over one month of the partitioned table planned in
+//! 1.2 ms, and over that month's partition named directly in 0.55 ms, running in 0.35 ms (and a
+//! query on a plain table keeps a generic plan, so a connection plans it once). The month's
+//! bounds stay in the filter, so a row is never read outside its month whatever the partition
+//! holds.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Datelike, Duration, Utc};
 
 use super::InvocationFilter;
 use super::total::next_month;
 
-/// `filter` with its window narrowed to the months holding the first `needed` matches (the
-/// rollup's matches per month, newest first), or `None` when nothing matches at all. A run's
-/// filter is not narrowed this way: the rollups do not count runs, and the run's lifetime
-/// already bounds it (`run_lifetime`).
-pub(super) fn narrow(
-    filter: &InvocationFilter,
-    months: &[(DateTime<Utc>, i64)],
-    needed: i64,
-) -> Option<InvocationFilter> {
-    let (newest, _) = months.first()?;
-    let mut seen = 0;
-    let mut oldest = *newest;
-    for (month, matches) in months {
-        oldest = *month;
-        seen += matches;
-        if seen >= needed {
-            break;
+/// One month of a filter's window.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Month {
+    /// The partition holding the month's records.
+    pub(super) table: String,
+    /// The filter, its window cut to the month.
+    pub(super) filter: InvocationFilter,
+    /// The window covers the whole month: the month rollup's count is exact for it.
+    pub(super) whole: bool,
+}
+
+impl Month {
+    /// The month starting at `start` (the first instant of a UTC month, as the rollup's
+    /// buckets are) of `filter`'s window.
+    pub(super) fn of(start: DateTime<Utc>, filter: &InvocationFilter) -> Self {
+        let last = next_month(start) - Duration::microseconds(1);
+        let whole =
+            filter.from.is_none_or(|from| from <= start) && filter.to.is_none_or(|to| to >= last);
+        Self {
+            table: format!("app_invocations_y{:04}m{:02}", start.year(), start.month()),
+            filter: InvocationFilter {
+                from: Some(filter.from.map_or(start, |from| from.max(start))),
+                to: Some(filter.to.map_or(last, |to| to.min(last))),
+                ..filter.clone()
+            },
+            whole,
         }
     }
-    let until = next_month(*newest) - Duration::microseconds(1);
-    Some(InvocationFilter {
-        from: Some(filter.from.map_or(oldest, |from| from.max(oldest))),
-        to: Some(filter.to.map_or(until, |to| to.min(until))),
-        ..filter.clone()
-    })
 }
 
 #[cfg(test)]
@@ -44,43 +50,31 @@ mod tests {
     use super::*;
     use crate::invocations::testing::at;
 
-    fn months() -> Vec<(DateTime<Utc>, i64)> {
-        vec![
-            (at("2026-11-01T00:00:00Z"), 30),
-            (at("2026-09-01T00:00:00Z"), 50),
-            (at("2026-01-01T00:00:00Z"), 500),
-        ]
+    #[test]
+    fn an_open_window_holds_whole_months_named_after_their_partition() {
+        let month = Month::of(at("2026-02-01T00:00:00Z"), &InvocationFilter::default());
+        assert_eq!(month.table, "app_invocations_y2026m02");
+        assert!(month.whole);
+        assert_eq!(month.filter.from, Some(at("2026-02-01T00:00:00Z")));
+        assert_eq!(month.filter.to, Some(at("2026-02-28T23:59:59.999999Z")));
     }
 
     #[test]
-    fn a_page_is_bounded_by_the_months_that_reach_it() {
-        let narrowed = narrow(&InvocationFilter::default(), &months(), 60).expect("matches");
-        assert_eq!(narrowed.from, Some(at("2026-09-01T00:00:00Z")));
-        assert_eq!(narrowed.to, Some(at("2026-11-30T23:59:59.999999Z")));
-        let narrowed = narrow(&InvocationFilter::default(), &months(), 20).expect("matches");
-        assert_eq!(narrowed.from, Some(at("2026-11-01T00:00:00Z")));
-    }
-
-    #[test]
-    fn a_page_past_every_match_reaches_the_oldest_month() {
-        let narrowed = narrow(&InvocationFilter::default(), &months(), 10_000).expect("matches");
-        assert_eq!(narrowed.from, Some(at("2026-01-01T00:00:00Z")));
-    }
-
-    #[test]
-    fn the_requested_window_is_kept_where_it_is_narrower() {
+    fn a_window_that_cuts_a_month_keeps_its_own_end_and_says_so() {
         let filter = InvocationFilter {
-            from: Some(at("2026-10-15T00:00:00Z")),
-            to: Some(at("2026-11-03T00:00:00Z")),
+            from: Some(at("2025-12-15T08:00:00Z")),
+            to: Some(at("2026-01-31T23:59:59.999999Z")),
             ..InvocationFilter::default()
         };
-        let narrowed = narrow(&filter, &months(), 60).expect("matches");
-        assert_eq!(narrowed.from, filter.from);
-        assert_eq!(narrowed.to, filter.to);
-    }
-
-    #[test]
-    fn no_matches_need_no_query() {
-        assert_eq!(narrow(&InvocationFilter::default(), &[], 50), None);
+        let december = Month::of(at("2025-12-01T00:00:00Z"), &filter);
+        assert!(!december.whole);
+        assert_eq!(december.filter.from, filter.from);
+        assert_eq!(december.filter.to, Some(at("2025-12-31T23:59:59.999999Z")));
+        let january = Month::of(at("2026-01-01T00:00:00Z"), &filter);
+        assert!(
+            january.whole,
+            "the window reaches January's last microsecond"
+        );
+        assert_eq!(january.table, "app_invocations_y2026m01");
     }
 }

@@ -5,44 +5,113 @@
 //! `offset` matches without reading their rows; then only the page's rows are read, by primary
 //! key. Several statuses are one ordered scan each, merged: a single scan of the status index
 //! could not return them in time order.
+//!
+//! Outside a run, the page is read month by month from the partitions ([`by_month`]): the
+//! month rollup says how many matches each month holds, newest first, so the months wholly
+//! before the page's offset are passed without a query and the page's first month is read at
+//! the offset left. A month the window cuts has only its whole month's count in the rollup: it
+//! is read at the offset left, and when the page does not start in it, its matches are counted
+//! (up to that offset) to know how many it took.
 
+use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
+use super::months::Month;
+use super::total::push_count_rows;
 use super::{InvocationFilter, InvocationRow, InvocationStatus, push_scope};
 use crate::{Error, Page, Tenant};
 
-/// The page's rows; `filter` already narrowed to the months that hold them (`months`) or to
-/// its run's lifetime (`run_lifetime`), so only their partitions are planned and read.
+/// The whole history; the run's filter is read from it, bounded by the run's lifetime
+/// (`run_lifetime`), so only its months are planned.
+const HISTORY: &str = "app_invocations";
+
+/// The page's rows of a run's invocations.
 pub(super) async fn rows(
     pool: &PgPool,
     tenant: Tenant,
     filter: &InvocationFilter,
     page: Page,
 ) -> Result<Vec<InvocationRow>, Error> {
+    fetch(pool, HISTORY, tenant, filter, page).await
+}
+
+/// The page's rows, from the partitions of `months` (the rollup's matches per month of the
+/// filter's window, newest first).
+pub(super) async fn by_month(
+    pool: &PgPool,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    page: Page,
+    months: &[(DateTime<Utc>, i64)],
+) -> Result<Vec<InvocationRow>, Error> {
+    let mut skip = page.offset;
+    let mut rows = Vec::new();
+    for &(start, matches) in months {
+        let wanted = page.limit - rows.len() as i64;
+        if wanted <= 0 {
+            break;
+        }
+        let month = Month::of(start, filter);
+        if month.whole && matches <= skip {
+            skip -= matches;
+            continue;
+        }
+        let at = Page {
+            limit: wanted,
+            offset: skip,
+        };
+        let found = fetch(pool, &month.table, tenant, &month.filter, at).await?;
+        if found.is_empty() && skip > 0 {
+            // The page starts after this month: it holds at most `skip` matches.
+            skip -= count(pool, &month, tenant, skip).await?;
+            continue;
+        }
+        skip = 0;
+        rows.extend(found);
+    }
+    Ok(rows)
+}
+
+/// Matches of `month`, counted up to `cap`.
+async fn count(pool: &PgPool, month: &Month, tenant: Tenant, cap: i64) -> Result<i64, Error> {
     let mut query = QueryBuilder::<Postgres>::new("");
-    push_query(&mut query, tenant, filter, page);
+    push_count_rows(&mut query, &month.table, tenant, &month.filter, cap);
+    Ok(query.build_query_scalar::<i64>().fetch_one(pool).await?)
+}
+
+async fn fetch(
+    pool: &PgPool,
+    table: &str,
+    tenant: Tenant,
+    filter: &InvocationFilter,
+    page: Page,
+) -> Result<Vec<InvocationRow>, Error> {
+    let mut query = QueryBuilder::<Postgres>::new("");
+    push_query(&mut query, table, tenant, filter, page);
     Ok(query
         .build_query_as::<InvocationRow>()
         .fetch_all(pool)
         .await?)
 }
 
-/// Appends the page's query to `query`.
+/// Appends the page's query over `table` (the history, or one of its partitions) to `query`.
 pub(super) fn push_query(
     query: &mut QueryBuilder<Postgres>,
+    table: &str,
     tenant: Tenant,
     filter: &InvocationFilter,
     page: Page,
 ) {
     query.push("SELECT page.* FROM (");
-    push_keys(query, tenant, filter, page);
+    push_keys(query, table, tenant, filter, page);
     query.push(concat!(
         ") AS keys CROSS JOIN LATERAL (SELECT ",
         columns!(),
-        " FROM app_invocations WHERE tenant_id = "
+        " FROM "
     ));
     // LIMIT 1 keeps the lookup a subquery run per key (one primary key probe in the key's own
     // month) rather than a join the planner may turn into a scan of the tenant's rows.
+    query.push(table).push(" WHERE tenant_id = ");
     query.push_bind(tenant.id());
     // The window again, so the planner keeps only its months for the lookups too.
     if let Some(from) = filter.from {
@@ -57,15 +126,16 @@ pub(super) fn push_query(
     );
 }
 
-/// `SELECT invoked_at, id ...` of the page's matches, newest first.
+/// `SELECT invoked_at, id ...` of the page's matches in `table`, newest first.
 fn push_keys(
     query: &mut QueryBuilder<Postgres>,
+    table: &str,
     tenant: Tenant,
     filter: &InvocationFilter,
     page: Page,
 ) {
     if filter.statuses.len() < 2 {
-        query.push("SELECT invoked_at, id FROM app_invocations");
+        query.push("SELECT invoked_at, id FROM ").push(table);
         push_scope(query, tenant, filter, &filter.statuses);
         push_order(query, page.limit, Some(page.offset));
         return;
@@ -76,7 +146,7 @@ fn push_keys(
         if i > 0 {
             query.push(" UNION ALL ");
         }
-        query.push("(SELECT invoked_at, id FROM app_invocations");
+        query.push("(SELECT invoked_at, id FROM ").push(table);
         push_scope(
             query,
             tenant,

@@ -170,17 +170,22 @@ async fn count_rows(
     limit: i64,
 ) -> Result<i64, Error> {
     let mut query = QueryBuilder::<Postgres>::new("");
-    push_count_rows(&mut query, tenant, filter, limit);
+    push_count_rows(&mut query, "app_invocations", tenant, filter, limit);
     Ok(query.build_query_scalar::<i64>().fetch_one(pool).await?)
 }
 
-fn push_count_rows(
+/// Appends the count of `table`'s rows (the history, or one of its partitions) matching
+/// `filter`, stopping at `limit`.
+pub(super) fn push_count_rows(
     query: &mut QueryBuilder<Postgres>,
+    table: &str,
     tenant: Tenant,
     filter: &InvocationFilter,
     limit: i64,
 ) {
-    query.push("SELECT count(*) FROM (SELECT 1 FROM app_invocations");
+    query
+        .push("SELECT count(*) FROM (SELECT 1 FROM ")
+        .push(table);
     push_scope(query, tenant, filter, &filter.statuses);
     query.push(" LIMIT ").push_bind(limit).push(") AS capped");
 }
@@ -204,7 +209,7 @@ pub(super) async fn explain(
             ..filter.clone()
         };
         let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-        push_count_rows(&mut query, tenant, &edge, COUNT_CAP + 1);
+        push_count_rows(&mut query, "app_invocations", tenant, &edge, COUNT_CAP + 1);
         plans.push(query.build_query_scalar().fetch_one(pool).await?);
     }
     Ok(plans)
