@@ -106,7 +106,10 @@ async fn pages_across_months_skipped_and_cut_by_the_window_are_the_whole_history
             Some(Utc.with_ymd_and_hms(2025, 4, 9, 0, 0, 0).unwrap()),
         ),
         // From the first microsecond of March to the last of April: two whole months.
-        (Some(month(2025, 3)), Some(month(2025, 5) - Duration::microseconds(1))),
+        (
+            Some(month(2025, 3)),
+            Some(month(2025, 5) - Duration::microseconds(1)),
+        ),
     ];
     let mut compared = 0;
     for (from, to) in windows {
