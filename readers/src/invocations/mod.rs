@@ -25,6 +25,9 @@ mod rollup;
 mod run_lifetime;
 mod total;
 
+/// The partitioned table of every invocation (`months` names its partitions).
+const HISTORY: &str = "app_invocations";
+
 /// What the unit tests of the history's modules share.
 #[cfg(test)]
 mod testing {
@@ -291,7 +294,7 @@ pub async fn explain_list(
     match filter.workflow_run_id {
         Some(_) => {
             let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-            page::push_query(&mut query, "app_invocations", tenant, filter, page);
+            page::push_query(&mut query, HISTORY, tenant, filter, page);
             queries.push(query);
         }
         None => {

@@ -18,14 +18,11 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 
 use super::months::Month;
 use super::total::push_count_rows;
-use super::{InvocationFilter, InvocationRow, InvocationStatus, push_scope};
+use super::{HISTORY, InvocationFilter, InvocationRow, InvocationStatus, push_scope};
 use crate::{Error, Page, Tenant};
 
-/// The whole history; the run's filter is read from it, bounded by the run's lifetime
-/// (`run_lifetime`), so only its months are planned.
-const HISTORY: &str = "app_invocations";
-
-/// The page's rows of a run's invocations.
+/// The page's rows of a run's invocations, from the whole history: the run's lifetime
+/// (`run_lifetime`) bounds the filter, so only its months are planned.
 pub(super) async fn rows(
     pool: &PgPool,
     tenant: Tenant,

@@ -12,7 +12,7 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
 use super::rollup::Rollup;
-use super::{InvocationFilter, push_scope};
+use super::{HISTORY, InvocationFilter, push_scope};
 use crate::page::COUNT_CAP;
 use crate::{Error, Tenant};
 
@@ -170,7 +170,7 @@ async fn count_rows(
     limit: i64,
 ) -> Result<i64, Error> {
     let mut query = QueryBuilder::<Postgres>::new("");
-    push_count_rows(&mut query, "app_invocations", tenant, filter, limit);
+    push_count_rows(&mut query, HISTORY, tenant, filter, limit);
     Ok(query.build_query_scalar::<i64>().fetch_one(pool).await?)
 }
 
@@ -209,7 +209,7 @@ pub(super) async fn explain(
             ..filter.clone()
         };
         let mut query = QueryBuilder::<Postgres>::new("EXPLAIN (FORMAT JSON) ");
-        push_count_rows(&mut query, "app_invocations", tenant, &edge, COUNT_CAP + 1);
+        push_count_rows(&mut query, HISTORY, tenant, &edge, COUNT_CAP + 1);
         plans.push(query.build_query_scalar().fetch_one(pool).await?);
     }
     Ok(plans)

@@ -66,14 +66,14 @@ pub(super) async fn watch(
 
 /// What this member sees of one partition of its topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Partition {
-    pub(super) id: i32,
+struct Partition {
+    id: i32,
     /// Assigned to this member.
-    pub(super) owned: bool,
+    owned: bool,
     /// The group's committed offset (the next message to apply), if any.
-    pub(super) committed: Option<i64>,
-    pub(super) low: i64,
-    pub(super) high: i64,
+    committed: Option<i64>,
+    low: i64,
+    high: i64,
 }
 
 impl Partition {
@@ -124,7 +124,7 @@ fn look(consumer: &StreamConsumer<Assignment>, topic: &str) -> Result<Vec<Partit
 
 /// What to do after a look.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
+enum Verdict {
     /// No partition is orphaned.
     Flowing,
     /// Partitions stand still, but a rejoin would not help yet (one of ours stands still too,
@@ -136,7 +136,7 @@ pub(super) enum Verdict {
 
 /// Remembers since when each partition's committed offset stands still behind its backlog.
 #[derive(Debug)]
-pub(super) struct Judge {
+struct Judge {
     orphan_after: Duration,
     /// Per partition with a backlog: the committed offset last seen and since when.
     standing: HashMap<i32, (Option<i64>, Instant)>,
@@ -145,7 +145,7 @@ pub(super) struct Judge {
 }
 
 impl Judge {
-    pub(super) fn new(orphan_after: Duration) -> Self {
+    fn new(orphan_after: Duration) -> Self {
         Self {
             orphan_after,
             standing: HashMap::new(),
@@ -154,7 +154,7 @@ impl Judge {
         }
     }
 
-    pub(super) fn judge(&mut self, now: Instant, partitions: &[Partition]) -> Verdict {
+    fn judge(&mut self, now: Instant, partitions: &[Partition]) -> Verdict {
         let (mut orphaned, mut others_stand_still, mut ours_stand_still) =
             (Vec::new(), false, false);
         for partition in partitions {
