@@ -1,5 +1,7 @@
-//! Keeps the monthly partitions of `app_invocations` created ahead of time, so rows never fall
-//! into the default partition (which would block creating that month's partition later).
+//! Keeps the monthly partitions of `app_invocations` created ahead of time: there is no default
+//! partition, so a row of a month without one would fail its insert. Workers starting together
+//! take turns in `app_invocations_ensure_partitions` (an advisory lock), so each month is
+//! created once.
 
 use std::time::Duration;
 

@@ -7,6 +7,7 @@ mod dead_letters;
 mod install_burst;
 mod lanes;
 mod orphans;
+mod partitions;
 mod redelivery;
 mod rogue_leader;
 mod support;
