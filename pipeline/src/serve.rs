@@ -108,7 +108,7 @@ async fn run(config: Config, process: Process) -> RunResult {
             Some(replies.clone()),
         ),
         "runs",
-        topics::catalogue::RUNS.name,
+        topics::catalogue::RUNS,
         config.kafka_brokers.clone(),
         workers.register(topics::catalogue::RUNS.name),
         stop.clone(),
@@ -116,7 +116,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let circuits = tokio::spawn(stages::consume_with(
         StageHandler::new(CircuitsStage, pool.clone(), None),
         CircuitsStage::NAME,
-        topics::catalogue::CIRCUITS.name,
+        topics::catalogue::CIRCUITS,
         config.kafka_brokers.clone(),
         workers.register(topics::catalogue::CIRCUITS.name),
         stop.clone(),

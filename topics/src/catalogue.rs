@@ -6,9 +6,22 @@
 //! partition (two queries of its Postgres each), every `fetch.wait.max.ms`. The admin command
 //! topics therefore have few: four lanes for installs carry 500 a second, two for the versions'
 //! lifecycle (uploads and publishes are rare), where twelve each cost three times as much at
-//! rest (BENCHMARKS.md, "Installs through the write path").
+//! rest (BENCHMARKS.md, "Installs through the write path"). For the same reason a topic no
+//! route waits on is fetched fifty times less often ([`Topic::fetch_wait`]).
+
+use std::time::Duration;
 
 use uuid::Uuid;
+
+/// The fetch wait of a topic whose messages someone waits on (a route answering with the
+/// command's reply, a run waiting for its vendor's webhook): tansu holds every fetch this long even when data arrives meanwhile, so it
+/// is what each hop adds to the answer (librdkafka's 500 ms made a command's produce-to-apply
+/// ~400 ms; 10 ms makes it ~25 ms).
+const AWAITED: Duration = Duration::from_millis(10);
+
+/// The fetch wait of a topic no caller waits on: an idle consumer costs a pass over each of its
+/// partitions every fetch, so these pay a fiftieth of it and their messages up to half a second.
+const UNAWAITED: Duration = Duration::from_millis(500);
 
 /// How a topic's messages are keyed: the aggregate whose commands must apply in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +51,8 @@ pub struct Topic {
     pub key: TopicKey,
     /// What travels on it, for operators.
     pub carries: &'static str,
+    /// How long the broker may hold its consumers' fetches: [`AWAITED`] or [`UNAWAITED`].
+    pub fetch_wait: Duration,
 }
 
 pub const APPS: Topic = Topic {
@@ -45,6 +60,7 @@ pub const APPS: Topic = Topic {
     partitions: 2,
     key: TopicKey::TenantApp,
     carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
+    fetch_wait: AWAITED,
 };
 
 pub const INSTALLS: Topic = Topic {
@@ -52,6 +68,7 @@ pub const INSTALLS: Topic = Topic {
     partitions: 4,
     key: TopicKey::TenantApp,
     carries: "install, configure, uninstall, secrets, test calls",
+    fetch_wait: AWAITED,
 };
 
 pub const DEFINITIONS: Topic = Topic {
@@ -59,6 +76,7 @@ pub const DEFINITIONS: Topic = Topic {
     partitions: 2,
     key: TopicKey::Definition,
     carries: "new versions of workflows, rules, rule sets and collection flows; publishing",
+    fetch_wait: AWAITED,
 };
 
 pub const RUNS: Topic = Topic {
@@ -66,6 +84,7 @@ pub const RUNS: Topic = Topic {
     partitions: 4,
     key: TopicKey::Run,
     carries: "workflow runs: start, cancel, and the timers that resume them; their app calls",
+    fetch_wait: AWAITED,
 };
 
 pub const DOCUMENTS: Topic = Topic {
@@ -73,6 +92,7 @@ pub const DOCUMENTS: Topic = Topic {
     partitions: 2,
     key: TopicKey::Subject,
     carries: "documents added to a subject",
+    fetch_wait: AWAITED,
 };
 
 pub const CALLBACKS: Topic = Topic {
@@ -80,6 +100,7 @@ pub const CALLBACKS: Topic = Topic {
     partitions: 24,
     key: TopicKey::CallbackSession,
     carries: "vendor webhook events completing asynchronous calls",
+    fetch_wait: AWAITED,
 };
 
 pub const CIRCUITS: Topic = Topic {
@@ -87,6 +108,7 @@ pub const CIRCUITS: Topic = Topic {
     partitions: 12,
     key: TopicKey::TenantApp,
     carries: "call outcomes that open and close an app's circuit",
+    fetch_wait: UNAWAITED,
 };
 
 pub const OUTBOUND: Topic = Topic {
@@ -94,6 +116,7 @@ pub const OUTBOUND: Topic = Topic {
     partitions: 4,
     key: TopicKey::Tenant,
     carries: "outbound webhook events and notifications (SPEC §6.2), from the outbox",
+    fetch_wait: UNAWAITED,
 };
 
 pub const TIMERS: Topic = Topic {
@@ -101,6 +124,7 @@ pub const TIMERS: Topic = Topic {
     partitions: 12,
     key: TopicKey::CallbackSession,
     carries: "callback deadlines that fire",
+    fetch_wait: UNAWAITED,
 };
 
 pub const DEAD_LETTER: Topic = Topic {
@@ -108,6 +132,7 @@ pub const DEAD_LETTER: Topic = Topic {
     partitions: 3,
     key: TopicKey::Original,
     carries: "messages a stage could never apply, with the reason in headers",
+    fetch_wait: UNAWAITED,
 };
 
 /// The whole catalogue, created at start-up when absent.

@@ -39,9 +39,6 @@ use self::assignment::Assignment;
 
 use crate::{Error, Producer, catalogue};
 
-/// How long the broker may hold a fetch waiting for data (see [`Consumer::new`]).
-const FETCH_WAIT_MAX_MS: &str = "10";
-
 /// What a handler's failure means for the message.
 #[derive(Debug, thiserror::Error)]
 pub enum HandleError {
@@ -162,6 +159,9 @@ pub struct ConsumerOptions {
     /// offset moving before the consumer rejoins the group (see `consumer/orphans.rs`): longer than a healthy
     /// message holds its partition, retries included.
     pub orphan_after: Duration,
+    /// How long the broker may hold a fetch: each message's latency against an idle
+    /// consumer's cost (the topic's [`Topic::fetch_wait`](crate::catalogue::Topic::fetch_wait)).
+    pub fetch_wait: Duration,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -205,11 +205,10 @@ impl Consumer {
             // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
             .set("session.timeout.ms", "10000")
             .set("heartbeat.interval.ms", "3000")
-            // The broker holds a fetch for this long even when data arrives meanwhile (tansu
-            // does), so it bounds each hop's latency: librdkafka's 500 ms made a command's
-            // produce-to-apply cost ~400 ms; 10 ms costs ~25 ms, and an idle consumer ~100
-            // fetches a second (BENCHMARKS.md, "Installs through the write path").
-            .set("fetch.wait.max.ms", FETCH_WAIT_MAX_MS)
+            .set(
+                "fetch.wait.max.ms",
+                options.fetch_wait.as_millis().to_string(),
+            )
             .create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;

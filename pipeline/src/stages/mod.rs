@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
+use topics::catalogue::Topic;
 use topics::{Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
@@ -37,7 +38,7 @@ pub(crate) async fn consume<S: Stage>(
     stop: CancellationToken,
 ) {
     let handler = StageHandler::new(stage, pool, Some(replies));
-    let topic = <S::Body as Message>::TOPIC.name;
+    let topic = <S::Body as Message>::TOPIC;
     consume_with(handler, S::NAME, topic, brokers, worker, stop).await;
 }
 
@@ -45,7 +46,7 @@ pub(crate) async fn consume<S: Stage>(
 pub(crate) async fn consume_with(
     handler: impl Handler + 'static,
     name: &'static str,
-    topic: &'static str,
+    topic: Topic,
     brokers: String,
     worker: Worker,
     stop: CancellationToken,
@@ -53,12 +54,14 @@ pub(crate) async fn consume_with(
     let options = ConsumerOptions {
         brokers,
         group_id: format!("pipeline-{name}"),
-        topic: topic.to_owned(),
+        topic: topic.name.to_owned(),
         client_id: format!("pipeline-{name}"),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
         orphan_after: ORPHAN_AFTER,
+        fetch_wait: topic.fetch_wait,
     };
+    let topic = topic.name;
     let consumer = loop {
         match Consumer::new(&options) {
             Ok(consumer) => break consumer,

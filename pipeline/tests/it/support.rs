@@ -39,6 +39,8 @@ impl Message for Probe {
         partitions: 1,
         key: TopicKey::Run,
         carries: "test commands",
+        // As a command topic a route waits on.
+        fetch_wait: topics::catalogue::INSTALLS.fetch_wait,
     };
     const VERSION: u16 = 1;
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
@@ -240,6 +242,7 @@ pub fn consumer_with(
             max_delay: Duration::from_millis(50),
         },
         orphan_after,
+        fetch_wait: Probe::TOPIC.fetch_wait,
     })
     .expect("consumer")
 }
