@@ -3,11 +3,11 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use crate::redaction::{Visibility, redact_text, redact_values};
+use crate::redaction::{Visibility, redact_text};
 use crate::{Error, ListPage, Page, Tenant};
 
 /// The selected columns, as a macro so queries stay `&'static str` (sqlx refuses built strings).
@@ -21,9 +21,12 @@ macro_rules! columns {
 
 mod months;
 mod page;
+mod payload;
 mod rollup;
 mod run_lifetime;
 mod total;
+
+pub use payload::Payload;
 
 /// The partitioned table of every invocation (`months` names its partitions).
 const HISTORY: &str = "app_invocations";
@@ -125,8 +128,8 @@ pub struct InvocationRecord {
     pub action: String,
     pub subject_id: Option<Uuid>,
     pub workflow_run_id: Option<Uuid>,
-    pub input: Value,
-    pub output: Option<Value>,
+    pub input: Payload,
+    pub output: Option<Payload>,
     pub status: &'static str,
     pub error: Option<String>,
     pub duration_ms: f64,
@@ -142,8 +145,8 @@ impl InvocationRecord {
         match visibility {
             Visibility::Full => self,
             Visibility::Redacted => Self {
-                input: redact_values(self.input),
-                output: self.output.map(redact_values),
+                input: self.input.redacted(),
+                output: self.output.map(Payload::redacted),
                 error: redact_text(self.error),
                 ..self
             },
@@ -160,8 +163,8 @@ struct InvocationRow {
     action: String,
     subject_id: Option<Uuid>,
     workflow_run_id: Option<Uuid>,
-    input: Value,
-    output: Option<Value>,
+    input: Box<RawValue>,
+    output: Option<Box<RawValue>>,
     status: String,
     error: Option<String>,
     duration_ms: f64,
@@ -195,8 +198,8 @@ impl From<InvocationRow> for InvocationRecord {
             action: row.action,
             subject_id: row.subject_id,
             workflow_run_id: row.workflow_run_id,
-            input: row.input,
-            output: row.output,
+            input: Payload::Stored(row.input),
+            output: row.output.map(Payload::Stored),
             // The column has a CHECK constraint; an unknown value cannot be stored.
             status: InvocationStatus::parse(&row.status)
                 .map(InvocationStatus::as_str)
@@ -288,7 +291,7 @@ pub async fn explain_list(
     tenant: Tenant,
     filter: &InvocationFilter,
     page: Page,
-) -> Result<Vec<Value>, Error> {
+) -> Result<Vec<serde_json::Value>, Error> {
     let filter = &run_lifetime::bound(pool, tenant, filter).await?;
     let mut queries = Vec::new();
     match filter.workflow_run_id {
@@ -313,7 +316,12 @@ pub async fn explain_list(
     }
     let mut plans = Vec::new();
     for mut query in queries {
-        plans.push(query.build_query_scalar::<Value>().fetch_one(pool).await?);
+        plans.push(
+            query
+                .build_query_scalar::<serde_json::Value>()
+                .fetch_one(pool)
+                .await?,
+        );
     }
     plans.extend(total::explain(pool, tenant, filter).await?);
     Ok(plans)

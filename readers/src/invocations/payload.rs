@@ -1,0 +1,73 @@
+//! An invocation's input or output as Postgres hands it over: JSON text, passed through to the
+//! answer unparsed (a page of 50 records carries about 35 KB of it, which parsing into values
+//! and writing out again cost the API more than the rest of the page), and parsed only to be
+//! redacted.
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::redaction::{REDACTED, redact_values};
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Payload {
+    /// As stored (`jsonb`'s text), written into the answer as it is.
+    Stored(Box<RawValue>),
+    /// For a caller who may see the keys but not the values.
+    Redacted(Value),
+}
+
+impl Payload {
+    pub(super) fn redacted(self) -> Self {
+        match self {
+            Payload::Stored(raw) => Payload::Redacted(
+                serde_json::from_str(raw.get())
+                    .map(redact_values)
+                    // Postgres hands over valid JSON; should it not, nothing of it is shown.
+                    .unwrap_or_else(|_| Value::String(REDACTED.to_owned())),
+            ),
+            redacted => redacted,
+        }
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Payload::Stored(a), Payload::Stored(b)) => a.get() == b.get(),
+            (Payload::Redacted(a), Payload::Redacted(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn stored(text: &str) -> Payload {
+        Payload::Stored(RawValue::from_string(text.to_owned()).expect("json"))
+    }
+
+    #[test]
+    fn a_stored_payload_is_answered_byte_for_byte() {
+        let text = r#"{"b": [1, 2.50, "x\u00e9"], "a": {"n": null}}"#;
+        assert_eq!(serde_json::to_string(&stored(text)).expect("written"), text);
+    }
+
+    #[test]
+    fn a_redacted_payload_keeps_its_keys_and_loses_its_values() {
+        let redacted = stored(r#"{"ssn": "123", "tags": ["a"], "n": null}"#).redacted();
+        assert_eq!(
+            serde_json::to_value(&redacted).expect("written"),
+            json!({"ssn": REDACTED, "tags": [REDACTED], "n": REDACTED})
+        );
+        assert_eq!(
+            serde_json::to_value(stored("null").redacted()).expect("written"),
+            Value::Null
+        );
+    }
+}
