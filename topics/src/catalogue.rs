@@ -14,9 +14,9 @@ use std::time::Duration;
 use uuid::Uuid;
 
 /// The fetch wait of a topic whose messages someone waits on (a route answering with the
-/// command's reply, a run waiting for its vendor's webhook): tansu holds every fetch this long even when data arrives meanwhile, so it
-/// is what each hop adds to the answer (librdkafka's 500 ms made a command's produce-to-apply
-/// ~400 ms; 10 ms makes it ~25 ms).
+/// command's reply, a run waiting for its vendor's webhook): tansu holds every fetch this long
+/// even when data arrives meanwhile, so it is what each hop adds to the answer (librdkafka's
+/// 500 ms made a command's produce-to-apply ~400 ms; 10 ms makes it ~25 ms).
 const AWAITED: Duration = Duration::from_millis(10);
 
 /// The fetch wait of a topic no caller waits on: an idle consumer costs a pass over each of its
@@ -51,7 +51,8 @@ pub struct Topic {
     pub key: TopicKey,
     /// What travels on it, for operators.
     pub carries: &'static str,
-    /// How long the broker may hold its consumers' fetches: [`AWAITED`] or [`UNAWAITED`].
+    /// How long the broker may hold its consumers' fetches: 10 ms when someone waits on its
+    /// messages, 500 ms when no one does (the module doc says why).
     pub fetch_wait: Duration,
 }
 
