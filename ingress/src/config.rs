@@ -11,6 +11,7 @@ use topics::call_token::CallTokenKey;
 use topics::sealed::SecretKeys;
 
 use crate::auth::{Algorithm, AuthConfig};
+use crate::client_address::TrustedProxies;
 
 /// Object storage settings (`STORAGE_*`).
 #[derive(Clone)]
@@ -64,6 +65,14 @@ pub(crate) struct Config {
     /// `API_READ_CACHE_MB`: memory of the read cache; 0 turns it off.
     pub(crate) read_cache_bytes: u64,
     pub(crate) shutdown_grace: Duration,
+    /// `API_TRUST_FORWARDED_FOR`: the proxies whose `x-forwarded-for` names the client.
+    pub(crate) trusted_proxies: TrustedProxies,
+    /// `WEBHOOK_PUBLIC_URL`: the public address vendors post webhooks to; modules get callback
+    /// URLs built on it, and none without it.
+    pub(crate) webhook_public_url: Option<String>,
+    /// `WEBHOOK_MAX_IN_FLIGHT`: webhooks handled at once by this instance; beyond it the route
+    /// answers 503 with `Retry-After` instead of queueing.
+    pub(crate) webhook_max_in_flight: usize,
 }
 
 impl Config {
@@ -102,6 +111,11 @@ impl Config {
         let command_wait = Duration::from_secs(env.parsed("COMMAND_WAIT_SECONDS", 10u64));
         let read_cache_bytes = env.parsed("API_READ_CACHE_MB", 64u64) * 1024 * 1024;
         let shutdown_grace = Duration::from_secs(env.parsed("SHUTDOWN_GRACE_SECONDS", 30u64));
+        let trusted_proxies = trusted_proxies(env);
+        let webhook_public_url = env
+            .text("WEBHOOK_PUBLIC_URL")
+            .map(|url| url.trim_end_matches('/').to_owned());
+        let webhook_max_in_flight = env.parsed("WEBHOOK_MAX_IN_FLIGHT", 256usize).max(1);
         Self {
             host,
             port,
@@ -123,6 +137,9 @@ impl Config {
             command_wait,
             read_cache_bytes,
             shutdown_grace,
+            trusted_proxies,
+            webhook_public_url,
+            webhook_max_in_flight,
         }
     }
 }
@@ -134,6 +151,15 @@ fn secret_keys(env: &mut Env) -> Option<Arc<SecretKeys>> {
     let previous = env.text("SECRET_STORE_PREVIOUS_KEYS");
     let key = SecretKeys::configured(current.as_deref(), previous.as_deref());
     env.checked(key).map(Arc::new)
+}
+
+/// `API_TRUST_FORWARDED_FOR`: comma-separated proxy addresses or CIDR ranges.
+fn trusted_proxies(env: &mut Env) -> TrustedProxies {
+    let raw = env.text("API_TRUST_FORWARDED_FOR").unwrap_or_default();
+    TrustedProxies::parse(&raw).unwrap_or_else(|problem| {
+        env.problem(format!("API_TRUST_FORWARDED_FOR: {problem}"));
+        TrustedProxies::default()
+    })
 }
 
 /// `APP_CALL_TOKEN_SECRET`, at least 32 bytes.

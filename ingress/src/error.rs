@@ -139,6 +139,21 @@ pub(crate) enum Error {
     /// The command is on the log but its outcome did not come within the wait.
     #[error("command {command_id} not applied yet")]
     CommandTimeout { command_id: uuid::Uuid },
+    /// A webhook without an external id (SPEC §4.8 step 1).
+    #[error("webhook without an external id")]
+    MissingExternalId,
+    /// The module rejected the webhook (SPEC §4.8).
+    #[error("webhook rejected by the module")]
+    WebhookRejected,
+    /// The module or the runner failed on a webhook: 502 with `details.reason`.
+    #[error("webhook failed ({reason}): {message}")]
+    AppWebhookFailed {
+        reason: &'static str,
+        message: String,
+    },
+    /// More work than this instance takes at once: 503 with `Retry-After`, nothing recorded.
+    #[error("overloaded")]
+    Overloaded { retry_after_seconds: u64 },
 }
 
 /// The code of a stage's refusal (SPEC §7).
@@ -228,6 +243,10 @@ impl HttpError for Error {
             Error::ModuleRefused { .. } => StatusCode::BAD_REQUEST,
             Error::InspectFailed(_) | Error::AppCallFailed(_) => StatusCode::BAD_GATEWAY,
             Error::CommandTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Error::MissingExternalId => StatusCode::BAD_REQUEST,
+            Error::WebhookRejected => StatusCode::UNAUTHORIZED,
+            Error::AppWebhookFailed { .. } => StatusCode::BAD_GATEWAY,
+            Error::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -254,6 +273,10 @@ impl HttpError for Error {
             Error::InspectFailed(failure) => inspect_code(failure.code),
             Error::AppCallFailed(_) => "app_call_failed",
             Error::CommandTimeout { .. } => "command_timeout",
+            Error::MissingExternalId => "missing_external_id",
+            Error::WebhookRejected => "webhook_rejected",
+            Error::AppWebhookFailed { .. } => "app_webhook_failed",
+            Error::Overloaded { .. } => "overloaded",
         }
     }
 
@@ -301,6 +324,16 @@ impl HttpError for Error {
             Error::CommandTimeout { .. } => {
                 "The change was accepted but not applied within the wait; it will apply.".into()
             }
+            Error::MissingExternalId => {
+                "No external id: give ?externalId= or send it where the app reads it.".into()
+            }
+            Error::WebhookRejected => "The app rejected the webhook.".into(),
+            Error::AppWebhookFailed { reason, .. } => {
+                format!("The app failed reading the webhook ({reason}).").into()
+            }
+            Error::Overloaded {
+                retry_after_seconds,
+            } => format!("Too busy to record it now; retry in {retry_after_seconds} s.").into(),
         }
     }
 
@@ -319,6 +352,10 @@ impl HttpError for Error {
             }
             Error::AppCallFailed(failure) => Some(json!({ "reason": failure.code.as_str() })),
             Error::CommandTimeout { command_id } => Some(json!({ "commandId": command_id })),
+            Error::AppWebhookFailed { reason, .. } => Some(json!({ "reason": reason })),
+            Error::Overloaded {
+                retry_after_seconds,
+            } => Some(json!({ "retryAfterSeconds": retry_after_seconds })),
             Error::UnsupportedMediaType { expected } => Some(json!({ "expected": expected })),
             Error::Conflict(_)
             | Error::AppsUnavailable
@@ -330,6 +367,8 @@ impl HttpError for Error {
             | Error::MethodNotAllowed { .. }
             | Error::Unauthorized(_)
             | Error::Unavailable(_)
+            | Error::MissingExternalId
+            | Error::WebhookRejected
             | Error::Internal(_) => None,
         }
     }
@@ -342,6 +381,9 @@ impl HttpError for Error {
                 }
             }
             Error::RateLimited {
+                retry_after_seconds,
+            }
+            | Error::Overloaded {
                 retry_after_seconds,
             } => {
                 headers.insert(

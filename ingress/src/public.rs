@@ -32,12 +32,24 @@ pub(crate) enum PublicRoute {
     OpenApi,
     /// The API: a token, counted against its caller.
     Api(ApiRoute),
+    /// Vendor webhooks: no token, counted against the client address.
+    Webhook(WebhookRoute),
+}
+
+/// The vendor webhook routes (SPEC §4.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WebhookRoute {
+    /// `POST /webhooks/apps/:app`: a platform app's.
+    Platform,
+    /// `POST /webhooks/apps/:app/tenants/:tenantId`: a tenant's own app's.
+    Tenant,
 }
 
 /// The routes of the API proper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ApiRoute {
     ListInvocations,
+    ListCallbacks,
     GetInvocation,
     ListApps,
     ListAppApprovals,
@@ -75,7 +87,10 @@ impl Route for PublicRoute {
         PublicRoute::Operational(OperationalRoute::Ready),
         PublicRoute::Operational(OperationalRoute::Metrics),
         PublicRoute::OpenApi,
+        PublicRoute::Webhook(WebhookRoute::Platform),
+        PublicRoute::Webhook(WebhookRoute::Tenant),
         PublicRoute::Api(ApiRoute::ListInvocations),
+        PublicRoute::Api(ApiRoute::ListCallbacks),
         PublicRoute::Api(ApiRoute::GetInvocation),
         PublicRoute::Api(ApiRoute::ListApps),
         PublicRoute::Api(ApiRoute::ListAppApprovals),
@@ -112,6 +127,7 @@ impl Route for PublicRoute {
             PublicRoute::Operational(route) => route.method(),
             PublicRoute::OpenApi => Method::GET,
             PublicRoute::Api(route) => route.method(),
+            PublicRoute::Webhook(_) => Method::POST,
         }
     }
 
@@ -120,6 +136,8 @@ impl Route for PublicRoute {
             PublicRoute::Operational(route) => route.pattern(),
             PublicRoute::OpenApi => "/openapi.json",
             PublicRoute::Api(route) => route.pattern(),
+            PublicRoute::Webhook(WebhookRoute::Platform) => "/webhooks/apps/{app}",
+            PublicRoute::Webhook(WebhookRoute::Tenant) => "/webhooks/apps/{app}/tenants/{tenantId}",
         }
     }
 }
@@ -128,6 +146,7 @@ impl ApiRoute {
     fn method(self) -> Method {
         match self {
             ApiRoute::ListInvocations
+            | ApiRoute::ListCallbacks
             | ApiRoute::GetInvocation
             | ApiRoute::ListApps
             | ApiRoute::ListAppApprovals
@@ -162,6 +181,7 @@ impl ApiRoute {
     fn pattern(self) -> &'static str {
         match self {
             ApiRoute::ListInvocations => "/app-invocations",
+            ApiRoute::ListCallbacks => "/app-callbacks",
             ApiRoute::GetInvocation => "/app-invocations/{id}",
             ApiRoute::ListApps => "/apps",
             ApiRoute::ListAppApprovals => "/apps/approvals",
@@ -194,6 +214,7 @@ impl ApiRoute {
     fn permission(self) -> Permission {
         match self {
             ApiRoute::ListInvocations
+            | ApiRoute::ListCallbacks
             | ApiRoute::GetInvocation
             | ApiRoute::ListApps
             | ApiRoute::ListAppApprovals
@@ -274,6 +295,12 @@ pub(crate) async fn handle(
             response::finish(&mut answer, &request_id);
             return answer;
         }
+        Routed::Found(PublicRoute::Webhook(_), params) => {
+            let app = params.get("app").unwrap_or_default().to_owned();
+            let tenant = params.get("tenantId").map(str::to_owned);
+            let route = (label, app.as_str(), tenant.as_deref());
+            return webhook(&state, route, peer, &request_id, request).await;
+        }
         Routed::Found(PublicRoute::Api(route), params) => {
             let params = params.iter().map(|(k, v)| (k, v.to_owned())).collect();
             (Ok(route), PathParams(params))
@@ -316,6 +343,50 @@ pub(crate) async fn handle(
         decision.write_headers(answer.headers_mut());
     }
     response::finish(&mut answer, &request_id);
+    observe::finish(&span, &method, label, answer.status(), started.elapsed());
+    answer
+}
+
+/// A vendor webhook: no token, counted against the client address (SPEC §8 rule 3), traced
+/// and logged like every request.
+async fn webhook(
+    state: &State,
+    (label, app, tenant): (&'static str, &str, Option<&str>),
+    peer: IpAddr,
+    request_id: &str,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let method = request.method().clone();
+    let span = observe::request_span(&method, label, request_id, request.headers(), None);
+    let started = Instant::now();
+    let client = state.config.trusted_proxies.client(peer, request.headers());
+    let decision = state.limiter.check(&Caller::Address(client));
+    let received = async {
+        if let Some(Decision::Limited {
+            retry_after_seconds,
+            ..
+        }) = decision
+        {
+            return Err(Error::RateLimited {
+                retry_after_seconds,
+            });
+        }
+        let (parts, mut body) = request.into_parts();
+        let limit = routes::webhooks::BODY_LIMIT;
+        body::refuse_declared_oversize(&parts.headers, &mut body, limit).await?;
+        routes::webhooks::receive(state, (app, tenant), &parts, body, request_id).await
+    };
+    let result = received.instrument(span.clone()).await;
+    let mut answer = result.unwrap_or_else(|error| {
+        if error.is_server_fault() {
+            tracing::error!(parent: &span, %error, "webhook failed");
+        }
+        response::error(&error, request_id)
+    });
+    if let Some(decision) = decision {
+        decision.write_headers(answer.headers_mut());
+    }
+    response::finish(&mut answer, request_id);
     observe::finish(&span, &method, label, answer.status(), started.elapsed());
     answer
 }
@@ -406,6 +477,7 @@ async fn authorised(
     let subject = params.get("subjectId");
     match route {
         ApiRoute::ListInvocations => routes::app_invocations::list(state, principal, query).await,
+        ApiRoute::ListCallbacks => routes::app_callbacks::list(state, principal, query).await,
         ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
         ApiRoute::ListApps => routes::apps::list(state, principal).await,
         ApiRoute::ListAppApprovals => routes::app_approvals::list(state, principal, query).await,

@@ -8,6 +8,7 @@ use service::health::Readiness;
 use service::telemetry::MetricsHandle;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
+use tokio::sync::Semaphore;
 
 use crate::auth::TokenVerifier;
 use crate::config::Config;
@@ -16,6 +17,7 @@ use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
+use crate::routes::webhooks::EventClaims;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -36,6 +38,10 @@ pub(crate) struct Inner {
     pub(crate) read_cache: Arc<ReadCache>,
     pub(crate) readiness: Readiness,
     pub(crate) metrics: MetricsHandle,
+    /// Which delivery of a vendor event records it.
+    pub(crate) webhook_claims: EventClaims,
+    /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
+    pub(crate) webhooks_in_flight: Arc<Semaphore>,
 }
 
 impl std::ops::Deref for State {
@@ -94,6 +100,8 @@ impl State {
             _ => None,
         };
         let limiter = RateLimiter::new(config.rate_limit_per_minute);
+        let redis_for_claims = redis.clone();
+        let webhooks_in_flight = Arc::new(Semaphore::new(config.webhook_max_in_flight));
         let readiness = crate::health::readiness(
             pool.clone(),
             redis.clone(),
@@ -113,6 +121,8 @@ impl State {
             read_cache: Arc::new(ReadCache::new(read_cache_bytes, TIME_TO_LIVE)),
             readiness,
             metrics,
+            webhook_claims: EventClaims::new(redis_for_claims),
+            webhooks_in_flight,
         })))
     }
 }

@@ -28,6 +28,9 @@ pub(crate) struct Config {
     /// `APP_CALL_TOKEN_SECRET`: signs the call token of each call of an app that needs
     /// documents; without it those calls go without one, and their modules read no documents.
     pub(crate) call_tokens: Option<Arc<CallTokenKey>>,
+    /// `WEBHOOK_PUBLIC_URL`: the public address vendors post webhooks to; calls get callback
+    /// URLs built on it, and none without it.
+    pub(crate) webhook_public_url: Option<String>,
 }
 
 impl Config {
@@ -46,6 +49,9 @@ impl Config {
             Vec::new()
         });
         let call_tokens = call_tokens(env);
+        let webhook_public_url = env
+            .text("WEBHOOK_PUBLIC_URL")
+            .map(|url| url.trim_end_matches('/').to_owned());
         Self {
             database_url,
             database_pool_size,
@@ -56,6 +62,7 @@ impl Config {
             secret_keys,
             blocked_modules,
             call_tokens,
+            webhook_public_url,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! stop signal.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
@@ -17,6 +18,7 @@ use crate::history_changes::HistoryChanges;
 use crate::outbox::Relay;
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
+use crate::stages::callbacks::CallbacksHandler;
 use crate::stages::circuits::CircuitsStage;
 use crate::stages::runs::{Calls, RunsHandler, timers};
 use crate::stages::{
@@ -121,6 +123,14 @@ async fn run(config: Config, process: Process) -> RunResult {
         workers.register(topics::catalogue::CIRCUITS.name),
         stop.clone(),
     ));
+    let callbacks = tokio::spawn(stages::consume_with(
+        CallbacksHandler::new(pool.clone()),
+        stages::callbacks::NAME,
+        topics::catalogue::CALLBACKS,
+        config.kafka_brokers.clone(),
+        workers.register(topics::catalogue::CALLBACKS.name),
+        stop.clone(),
+    ));
     let run_timers = tokio::spawn(timers::relay(
         pool.clone(),
         producer.clone(),
@@ -151,6 +161,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         documents,
         runs,
         circuits,
+        callbacks,
         run_timers,
         history_publisher
     );
@@ -173,6 +184,7 @@ fn calls(
         runner,
         secret_keys: config.secret_keys.clone(),
         call_tokens: config.call_tokens.clone(),
+        webhook_public_url: config.webhook_public_url.as_deref().map(Arc::from),
         blocked: config.blocked_modules.clone().into(),
         history,
     })

@@ -5,6 +5,7 @@
 
 pub mod approval_settings;
 pub mod apps;
+pub mod callbacks;
 pub mod definitions;
 pub mod documents;
 pub mod error;

@@ -1,6 +1,7 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
 //! [`envelope`] every command and event travels in, the typed commands of each topic
-//! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`], [`documents`]), how a secret
+//! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`], [`documents`], the vendor
+//! events of [`callbacks`]), how a secret
 //! value travels ([`sealed`]), the token that lets an app call read documents ([`call_token`]),
 //! the [`producer`]
 //! (`acks=all`, idempotent), topic creation ([`admin`]), the [`reply`] every command gets, and
@@ -10,6 +11,7 @@
 pub mod admin;
 pub mod apps;
 pub mod call_token;
+pub mod callbacks;
 pub mod catalogue;
 pub mod circuits;
 pub mod consumer;

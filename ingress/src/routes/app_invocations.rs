@@ -19,7 +19,7 @@ pub(crate) const DEFAULT_LIMIT: i64 = 50;
 /// Largest page.
 pub(crate) const MAX_LIMIT: i64 = 500;
 
-fn visibility(principal: &Principal) -> Visibility {
+pub(crate) fn visibility(principal: &Principal) -> Visibility {
     if principal.has(Permission::RunsContext) {
         Visibility::Full
     } else {

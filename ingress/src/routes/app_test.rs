@@ -7,7 +7,6 @@
 //! An app that needs documents gets a call token without a subject: its `document_list` answers
 //! no documents, since a test call belongs to no run and so to no subject.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use http::{Response, StatusCode};
@@ -20,7 +19,6 @@ use serde_json::{Value, json};
 use service::http::{Body, response};
 use topics::call_token::CallGrant;
 use topics::installs::Command;
-use topics::sealed::Sealed;
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -28,6 +26,7 @@ use crate::auth::Permission;
 use crate::body;
 use crate::commands::{self, Origin};
 use crate::error::{Error, Location};
+use crate::install_secrets;
 use crate::path;
 use crate::state::State;
 
@@ -97,7 +96,8 @@ pub(crate) async fn call(
             details: Some(json!({ "missingSecrets": install.missing_secrets })),
         }));
     }
-    let secrets = opened_secrets(state, &mut connection, origin.caller.tenant, &name).await?;
+    let secrets =
+        install_secrets::opened(state, &mut *connection, origin.caller.tenant, &name).await?;
     drop(connection);
     let timeout_ms = action["timeoutMs"].as_u64().unwrap_or(15_000);
     let call_id = Uuid::now_v7();
@@ -145,35 +145,6 @@ pub(crate) async fn call(
         redacted(outcome)
     };
     Ok(response::json(StatusCode::OK, &outcome))
-}
-
-/// The install's secret values, opened for this call only.
-async fn opened_secrets(
-    state: &State,
-    connection: &mut sqlx::PgConnection,
-    tenant: Uuid,
-    name: &str,
-) -> Result<BTreeMap<String, String>, Error> {
-    let sealed =
-        installs::sealed_secrets(&mut *connection, readers::Tenant::new(tenant), name).await?;
-    if sealed.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let keys = state
-        .config
-        .secret_keys
-        .as_ref()
-        .ok_or(Error::SecretStoreUnavailable)?;
-    let sealed = sealed.into_iter().map(|s| {
-        let value = Sealed {
-            key_id: s.key_id,
-            nonce: s.nonce,
-            ciphertext: s.ciphertext,
-        };
-        (s.name, value)
-    });
-    keys.open_each(tenant, name, sealed)
-        .map_err(|(secret, e)| Error::Internal(format!("secret {secret} of {name}: {e}")))
 }
 
 /// A call token for `grant`; none without `APP_CALL_TOKEN_SECRET` (the module's document

@@ -3,6 +3,7 @@
 
 pub(crate) mod app_approvals;
 pub(crate) mod app_call_documents;
+pub(crate) mod app_callbacks;
 pub(crate) mod app_install;
 pub(crate) mod app_invocations;
 pub(crate) mod app_modules;
@@ -16,4 +17,5 @@ pub(crate) mod apps_health;
 pub(crate) mod definitions;
 pub(crate) mod documents;
 pub(crate) mod openapi;
+pub(crate) mod webhooks;
 pub(crate) mod workflow_runs;

@@ -1,11 +1,13 @@
 //! The stages, one per concern, each the single writer of its topic's keys: [`apps`] (the
 //! versions' lifecycle, the platform catalogue, approval settings), [`installs`] (installs,
 //! their secrets, test-call audits), [`definitions`] (versions of workflows and rules,
-//! publishing), [`runs`] (workflow runs and their app calls), [`circuits`] (each app's
-//! circuit, moved by its calls' outcomes) and [`documents`] (a subject's documents).
+//! publishing), [`runs`] (workflow runs and their app calls), [`callbacks`] (vendor webhook
+//! events settling the runs' callback sessions), [`circuits`] (each app's circuit, moved by its
+//! calls' outcomes) and [`documents`] (a subject's documents).
 //! [`consume`] runs one stage's consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
+pub(crate) mod callbacks;
 pub(crate) mod circuits;
 pub(crate) mod definitions;
 pub(crate) mod documents;

@@ -1,5 +1,5 @@
 //! The one client of the runner's `/v1/*` routes, used by the API (inspection at upload, the
-//! test call) and the pipeline (calls of runs): the bearer, a deadline per request, and every
+//! test call, webhooks and hand-offs) and the pipeline (calls of runs): the bearer, a deadline per request, and every
 //! failure as a [`RunnerCode`] of SPEC §7, with `unreachable` when the runner did not answer.
 
 mod code;
@@ -19,6 +19,8 @@ use schema::module::Sha256;
 /// How much longer than the call's own deadline the client waits for the runner's answer
 /// (admission, module fetch and the answer's way back).
 const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
+/// The deadline of `handle_webhook` and `handoff` (SPEC §8).
+const EXPORT_DEADLINE: Duration = Duration::from_secs(15);
 /// The deadline of an inspection: compiling a large module included.
 const INSPECT_DEADLINE: Duration = Duration::from_secs(150);
 
@@ -166,6 +168,35 @@ impl RunnerClient {
             .post(format!("{}/v1/invoke", self.base))
             .json(request);
         self.send(request, timeout + DEADLINE_MARGIN, request_id)
+            .await
+    }
+
+    /// `POST /v1/webhooks/handle` with `request` (contract `webhookRequest`): the module reads
+    /// a vendor webhook, within the export's 15 s deadline and a margin.
+    pub async fn handle_webhook(
+        &self,
+        request: &Value,
+        request_id: &str,
+    ) -> Result<CallAnswer, RunnerFailure> {
+        let request = self
+            .http
+            .post(format!("{}/v1/webhooks/handle", self.base))
+            .json(request);
+        self.send(request, EXPORT_DEADLINE + DEADLINE_MARGIN, request_id)
+            .await
+    }
+
+    /// `POST /v1/handoff` with `request` (contract `handoffRequest`).
+    pub async fn handoff(
+        &self,
+        request: &Value,
+        request_id: &str,
+    ) -> Result<CallAnswer, RunnerFailure> {
+        let request = self
+            .http
+            .post(format!("{}/v1/handoff", self.base))
+            .json(request);
+        self.send(request, EXPORT_DEADLINE + DEADLINE_MARGIN, request_id)
             .await
     }
 

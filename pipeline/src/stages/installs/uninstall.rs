@@ -1,6 +1,6 @@
 //! `Uninstall` (SPEC §3.4b, §4.7 rule 4): refused `app_in_use` with `details.pendingCallbacks`
 //! while runs wait on the app's callbacks, unless forced; forced, every pending session fails
-//! with `app_uninstalled`. The install and its secrets go; invocations and callbacks stay.
+//! with `app_uninstalled` and its run resumes to fail. The install and its secrets go; invocations and callbacks stay.
 //! Audit `app.uninstalled`.
 
 use serde_json::json;
@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
+use crate::stages::runs::UNINSTALLED;
 
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
@@ -47,15 +48,24 @@ pub(super) async fn apply(
             json!({ "pendingCallbacks": pending }),
         ));
     }
-    let failed = sqlx::query(
-        "UPDATE app_callback_sessions SET status = 'failed', error = 'app_uninstalled', \
-         completed_at = now() WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending'",
+    // Each failed session's run resumes at once through a timer due now (SPEC §3.2: "each
+    // run's wait ends at once"), and fails with `app_uninstalled`.
+    let failed: i64 = sqlx::query_scalar(
+        "WITH failed AS ( \
+           UPDATE app_callback_sessions SET status = 'failed', error = $3, completed_at = now() \
+           WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending' \
+           RETURNING workflow_run_id), \
+         resumed AS ( \
+           INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
+           SELECT gen_random_uuid(), $1, r.id, now(), 'callback' FROM workflow_runs r \
+           WHERE r.id IN (SELECT workflow_run_id FROM failed) RETURNING 1) \
+         SELECT count(*) FROM failed",
     )
     .bind(tenant)
     .bind(name)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
+    .bind(UNINSTALLED)
+    .fetch_one(&mut **tx)
+    .await?;
     sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2")
         .bind(tenant)
         .bind(name)

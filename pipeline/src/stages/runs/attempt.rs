@@ -80,6 +80,22 @@ pub(crate) struct Attempted {
 pub(crate) struct Keys<'a> {
     pub(crate) secrets: Option<&'a Arc<SecretKeys>>,
     pub(crate) call_tokens: Option<&'a CallTokenKey>,
+    /// `WEBHOOK_PUBLIC_URL`: the base of the callback URL a call is given.
+    pub(crate) webhook_public_url: Option<&'a str>,
+}
+
+/// The call's `call` object (SPEC §4.10): the callback URL is the webhook route of the
+/// version's publisher, on the deployment's public webhook address when it has one.
+fn call_object(webhook_public_url: Option<&str>, target: &Target, request: &Request<'_>) -> Value {
+    let mut call = json!({ "id": request.call_id, "tenantId": request.tenant });
+    if let Some(base) = webhook_public_url {
+        let app = request.app;
+        call["callbackUrl"] = Value::String(match target.publisher {
+            None => format!("{base}/webhooks/apps/{app}"),
+            Some(tenant) => format!("{base}/webhooks/apps/{app}/tenants/{tenant}"),
+        });
+    }
+    call
 }
 
 /// Makes one attempt of `request` on `target`.
@@ -106,7 +122,7 @@ pub(crate) async fn make(
     let mut body = json!({
         "module": target.sha256,
         "app": { "name": request.app, "version": target.version },
-        "call": { "id": request.call_id, "tenantId": request.tenant },
+        "call": call_object(keys.webhook_public_url, target, request),
         "action": request.action,
         "idempotencyKey": request.idempotency_key,
         "config": target.config,
@@ -417,6 +433,7 @@ mod tests {
         Target {
             version_id: Uuid::now_v7(),
             version: "1.0.0".into(),
+            publisher: None,
             sha256: "0".repeat(64),
             manifest: json!({"needs": needs, "actions": {"check": action()}}),
             config: json!({}),

@@ -2,8 +2,9 @@
 //! redelivered command, a timer or a restart picks it up where it stands:
 //!
 //! 1. the call's row is created on first sight with the step's deadline;
-//! 2. a call that has ended answers how; a pending one times out once its callback deadline
-//!    passed; one waiting for a retry's delay waits;
+//! 2. a call that has ended answers how; a pending one ends as its callback session settled
+//!    (an event, a forced uninstall), or times the session out once its deadline passed; one
+//!    waiting for a retry's delay waits;
 //! 3. otherwise one attempt goes out ([`attempt`](super::attempt)), outside any transaction;
 //! 4. its record commits ([`record`](super::record)) conditional on the attempt counters the
 //!    attempt started from, so a crash between the runner's answer and the commit repeats the
@@ -39,6 +40,8 @@ pub(crate) struct Calls {
     pub(crate) secret_keys: Option<Arc<SecretKeys>>,
     /// Signs the call tokens of apps that need documents.
     pub(crate) call_tokens: Option<Arc<CallTokenKey>>,
+    /// `WEBHOOK_PUBLIC_URL`, the base of the callback URLs calls are given.
+    pub(crate) webhook_public_url: Option<Arc<str>>,
     pub(crate) blocked: Arc<[Sha256]>,
     /// Told of each invocation record written, once committed.
     pub(crate) history: HistoryChanges,
@@ -98,6 +101,10 @@ pub(crate) struct CallRow {
     pub(crate) error: Option<String>,
     pub(crate) session_id: Option<Uuid>,
     pub(crate) external_id: Option<String>,
+    /// The callback session's status, output and error, once the call is pending.
+    pub(crate) session_status: Option<String>,
+    pub(crate) session_output: Option<Value>,
+    pub(crate) session_error: Option<String>,
     pub(crate) now: DateTime<Utc>,
 }
 
@@ -113,8 +120,12 @@ impl Calls {
                         error: row.error.unwrap_or_default(),
                     });
                 }
+                "pending" if row.session_status.as_deref() != Some("pending") => {
+                    record::settled(&self.pool, call, &row).await?;
+                    continue;
+                }
                 "pending" if row.deadline_at <= row.now => {
-                    record::time_out(&self.pool, call, &row).await?;
+                    record::time_out(&self.pool, &row).await?;
                     continue;
                 }
                 "pending" => {
@@ -161,7 +172,8 @@ impl Calls {
         Ok(sqlx::query_as(
             "SELECT c.status, c.step_attempt, c.action_attempts, c.invocations, c.deadline_at, \
              c.next_attempt_at, c.output, c.error, c.session_id, s.external_id, \
-             clock_timestamp() AS now \
+             s.status AS session_status, s.output AS session_output, \
+             s.error AS session_error, clock_timestamp() AS now \
              FROM workflow_run_calls c LEFT JOIN app_callback_sessions s ON s.id = c.session_id \
              WHERE c.run_id = $1 AND c.call_key = $2",
         )
@@ -236,6 +248,7 @@ impl Calls {
                 let keys = Keys {
                     secrets: self.secret_keys.as_ref(),
                     call_tokens: self.call_tokens.as_deref(),
+                    webhook_public_url: self.webhook_public_url.as_deref(),
                 };
                 let attempted = attempt::make(self.runner.as_ref(), keys, &target, &request)
                     .instrument(span.clone())

@@ -32,6 +32,7 @@ use topics::runs::Command;
 use topics::{Delivery, Envelope, HandleError, Handler, Outcome};
 
 pub(crate) use self::call::Calls;
+pub(crate) use self::record::UNINSTALLED;
 use crate::Error;
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler, tenant_of};

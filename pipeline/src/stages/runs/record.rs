@@ -18,6 +18,9 @@ use crate::{Error, outbox};
 use topics::circuits::{Event, Verdict};
 use topics::{Envelope, Principal};
 
+/// The error of a session a forced uninstall failed (SPEC §3.2), and of its call.
+pub(crate) const UNINSTALLED: &str = "app_uninstalled";
+
 /// Whether the attempt's record is the one that counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Recorded {
@@ -142,28 +145,58 @@ pub(crate) async fn refused(
     })
 }
 
-/// A pending call whose callback deadline passed: its session becomes `timed_out` (unless it
-/// settled meanwhile) and the call fails with `CallbackTimeout`.
-pub(crate) async fn time_out(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Result<(), Error> {
-    let mut tx = pool.begin().await?;
+/// A pending call whose callback deadline passed: its session becomes `timed_out` unless
+/// something settled it first (an event, a forced uninstall; the session's row decides, so the
+/// first wins). The call then ends from its session ([`settled`]).
+pub(crate) async fn time_out(pool: &PgPool, row: &CallRow) -> Result<(), Error> {
     sqlx::query(
         "UPDATE app_callback_sessions SET status = 'timed_out', completed_at = now() \
          WHERE id = $1 AND status = 'pending'",
     )
     .bind(row.session_id)
-    .execute(&mut *tx)
+    .execute(pool)
     .await?;
+    Ok(())
+}
+
+/// A pending call whose session has settled ends as its session did: a completed event's
+/// output becomes the call's; anything else fails it with an error that names only the app
+/// and the action (the vendor's words stay on the session, SPEC §3.2).
+pub(crate) async fn settled(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Result<(), Error> {
+    let (app, action) = (call.app, call.action);
+    let (status, output, error) = match row.session_status.as_deref() {
+        Some("completed") => ("succeeded", row.session_output.clone(), None),
+        Some("timed_out") => (
+            "failed",
+            None,
+            Some(format!("CallbackTimeout: {app} {action}")),
+        ),
+        Some(_) if row.session_error.as_deref() == Some(UNINSTALLED) => (
+            "failed",
+            None,
+            Some(format!("{UNINSTALLED}: {app} {action}")),
+        ),
+        _ => (
+            "failed",
+            None,
+            Some(format!("AppCallbackFailed: {app} {action}")),
+        ),
+    };
     sqlx::query(
-        "UPDATE workflow_run_calls SET status = 'failed', error = $3 \
+        "UPDATE workflow_run_calls SET status = $3, output = $4, error = $5 \
          WHERE run_id = $1 AND call_key = $2 AND status = 'pending'",
     )
     .bind(call.run_id)
     .bind(&call.key)
-    .bind(format!("CallbackTimeout: {} {}", call.app, call.action))
-    .execute(&mut *tx)
+    .bind(status)
+    .bind(output.unwrap_or(Value::Null))
+    .bind(&error)
+    .execute(pool)
     .await?;
-    tx.commit().await?;
-    tracing::warn!(app = call.app, action = call.action, "callback timed out");
+    match &error {
+        Some(error) => tracing::warn!(app, action, error, "callback session failed the call"),
+        None => tracing::info!(app, action, "callback session completed the call"),
+    }
     Ok(())
 }
 

@@ -17,6 +17,8 @@ use crate::Error;
 pub(crate) struct Target {
     pub(crate) version_id: Uuid,
     pub(crate) version: String,
+    /// The version's publisher: `None` for the platform's own.
+    pub(crate) publisher: Option<Uuid>,
     pub(crate) sha256: String,
     /// The manifest with its defaults (`memoryMiB`, each action's `timeoutMs`).
     pub(crate) manifest: Value,
@@ -64,6 +66,7 @@ pub(crate) struct Refused {
 struct Row {
     version_id: Uuid,
     version: String,
+    publisher: Option<Uuid>,
     sha256: String,
     manifest: Value,
     enabled: bool,
@@ -87,7 +90,8 @@ pub(crate) async fn find(
     blocked: &[Sha256],
 ) -> Result<Result<Target, Refused>, Error> {
     let row: Option<Row> = sqlx::query_as(
-        "SELECT i.version_id, v.version, v.sha256, v.manifest, i.enabled, i.config, \
+        "SELECT i.version_id, v.version, v.tenant_id AS publisher, v.sha256, v.manifest, \
+         i.enabled, i.config, \
          i.approved_hosts, \
          COALESCE(array_agg(s.name ORDER BY s.name) FILTER (WHERE s.name IS NOT NULL), '{}') \
            AS secret_names, \
@@ -172,6 +176,7 @@ fn checked(row: Row, app: &str, action: &str, blocked: &[Sha256]) -> Result<Targ
     Ok(Target {
         version_id: row.version_id,
         version: row.version,
+        publisher: row.publisher,
         sha256: row.sha256,
         manifest,
         config: row.config,

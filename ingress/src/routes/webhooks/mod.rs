@@ -1,0 +1,294 @@
+//! `POST /webhooks/apps/:app` (platform apps) and `POST /webhooks/apps/:app/tenants/:tenantId`
+//! (a tenant's own apps): vendor webhooks completing asynchronous calls (SPEC §4.8), public, no
+//! token, counted against the client address, bodies up to 256 KiB handed to the module raw.
+//!
+//! In the order SPEC §4.8 sets:
+//! 1. the external id, from `?externalId=` or where the publisher's newest published version
+//!    declares it ([`external_id`]); no module code runs before the tenant is known;
+//! 2. the session it names, and so the tenant, the install and the version that started it;
+//! 3. that version's `handle_webhook`, with the install's config, secrets and hosts
+//!    ([`request`] is what the module reads);
+//! 4. the event: claimed ([`claims`]) so one delivery records it, produced to
+//!    `callbacks.events` (keyed by session; `acks=all`), and answered once it is on the log.
+//!    The callbacks stage records it and settles the session, first wins.
+//!
+//! The answer is decided here from what was read in step 2: right whenever no other delivery
+//! races this one. README "Vendor webhooks" says what racing deliveries can be answered; the
+//! effect is one settlement whatever the answers.
+
+mod claims;
+mod external_id;
+mod request;
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::callbacks::webhook::{self, Publisher, Target};
+use runner::client::CallAnswer;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use service::http::{Body, response};
+use topics::callbacks::{Event, EventStatus};
+use topics::{Envelope, Principal};
+use uuid::Uuid;
+
+use self::claims::Claim;
+pub(crate) use self::claims::EventClaims;
+use crate::error::Error;
+use crate::install_secrets;
+use crate::state::State;
+
+/// Largest webhook body (SPEC §8).
+pub(crate) const BODY_LIMIT: usize = 256 * 1024;
+
+/// The event a module answered (contract `webhookModuleAnswer`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModuleEvent {
+    external_id: String,
+    event_id: String,
+    status: EventStatus,
+    output: Option<Value>,
+    error: Option<String>,
+}
+
+/// Receives one webhook for `app` (of the platform, or of the tenant `tenant` names).
+pub(crate) async fn receive(
+    state: &State,
+    (app, tenant): (&str, Option<&str>),
+    parts: &http::request::Parts,
+    body: Incoming,
+    request_id: &str,
+) -> Result<Response<Body>, Error> {
+    let Ok(_permit) = state.webhooks_in_flight.clone().try_acquire_owned() else {
+        return Err(Error::Overloaded {
+            retry_after_seconds: 1,
+        });
+    };
+    let runner = state.runner.as_ref().ok_or(Error::AppsUnavailable)?;
+    let publisher = publisher(app, tenant)?;
+    let body = crate::body::read(&parts.headers, body, BODY_LIMIT).await?;
+    let query = parts.uri.query();
+
+    let declared = match external_id::read(None, &parts.headers, query, &body) {
+        Some(_) => None,
+        None => webhook::external_id_source(&state.pool, publisher, app).await?,
+    };
+    let external_id = external_id::read(declared.as_ref(), &parts.headers, query, &body)
+        .ok_or(Error::MissingExternalId)?;
+
+    let target = webhook::find(&state.pool, publisher, app, &external_id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    if !target.installed {
+        return Err(Error::AppNotInstalled);
+    }
+    if state.is_blocked(&target.sha256) {
+        return Err(Error::AppBlocked);
+    }
+
+    let module_request = request::of(&parts.method, &parts.headers, query, &body);
+    let answered = handle(
+        state,
+        runner,
+        &target,
+        (app, tenant),
+        module_request,
+        request_id,
+    )
+    .await?;
+    let event = match read_answer(answered)? {
+        Some(event) => event,
+        None => {
+            return Ok(answer(
+                StatusCode::ACCEPTED,
+                json!({"received": false, "ignored": true}),
+            ));
+        }
+    };
+    if event.external_id != target.external_id {
+        return Err(Error::AppWebhookFailed {
+            reason: "bad_output",
+            message: "the module's event names another external id than the webhook".into(),
+        });
+    }
+    record(state, &target, checked(event, &target), request_id).await
+}
+
+/// Whose sessions the route serves; a tenant that is not a uuid has none (404).
+fn publisher(app: &str, tenant: Option<&str>) -> Result<Publisher, Error> {
+    if !crate::path::is_app_name(app) {
+        return Err(Error::NotFound);
+    }
+    match tenant {
+        None => Ok(Publisher::Platform),
+        Some(tenant) => Uuid::try_parse(tenant)
+            .map(|tenant| Publisher::Tenant(readers::Tenant::new(tenant)))
+            .map_err(|_| Error::NotFound),
+    }
+}
+
+/// Runs the session's version's `handle_webhook` with the install's config, secrets and hosts.
+async fn handle(
+    state: &State,
+    runner: &runner::client::RunnerClient,
+    target: &Target,
+    (app, tenant): (&str, Option<&str>),
+    module_request: Value,
+    request_id: &str,
+) -> Result<CallAnswer, Error> {
+    let secrets = install_secrets::opened(state, &state.pool, target.tenant_id, app).await?;
+    let mut call = json!({ "id": Uuid::now_v7(), "tenantId": target.tenant_id });
+    if let Some(base) = &state.config.webhook_public_url {
+        call["callbackUrl"] = Value::String(match tenant {
+            None => format!("{base}/webhooks/apps/{app}"),
+            Some(tenant) => format!("{base}/webhooks/apps/{app}/tenants/{tenant}"),
+        });
+    }
+    let request = json!({
+        "module": target.sha256,
+        "app": { "name": app, "version": target.version },
+        "call": call,
+        "config": target.config.clone().unwrap_or_else(|| json!({})),
+        "secrets": secrets,
+        "hosts": target.approved_hosts.clone().unwrap_or_default(),
+        "memoryMiB": target.manifest["memoryMiB"],
+        "request": module_request,
+    });
+    runner
+        .handle_webhook(&request, request_id)
+        .await
+        .map_err(|failure| Error::AppWebhookFailed {
+            reason: failure.code.as_str(),
+            message: failure.message,
+        })
+}
+
+/// The module's event, `None` when it ignored the webhook; a rejection is 401 and an error
+/// answer 502.
+fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
+    let answer = answered.answer;
+    match answer["status"].as_str() {
+        Some("ignored") => Ok(None),
+        Some("rejected") => Err(Error::WebhookRejected),
+        Some("event") => serde_json::from_value(answer["event"].clone())
+            .map(Some)
+            .map_err(|e| Error::AppWebhookFailed {
+                reason: "bad_output",
+                message: format!("the module's event does not read: {e}"),
+            }),
+        _ => Err(Error::AppWebhookFailed {
+            reason: "error",
+            message: answer["message"].as_str().unwrap_or_default().to_owned(),
+        }),
+    }
+}
+
+/// The event as it is recorded: a completed event whose output the action's output schema
+/// refuses fails the session instead (the run must never see an output outside its schema).
+fn checked(event: ModuleEvent, target: &Target) -> Event {
+    let mut event = Event {
+        session_id: target.session_id,
+        app_name: target.app_name.clone(),
+        external_id: event.external_id,
+        event_id: event.event_id,
+        status: event.status,
+        output: event.output,
+        error: event.error,
+    };
+    if event.status == EventStatus::Completed {
+        let schema = &target.manifest["actions"][&target.action]["output"];
+        let output = event.output.clone().unwrap_or(Value::Null);
+        if let Err(issues) = schema::strict::validate(schema, &output, "/output") {
+            let issues: Vec<String> = issues
+                .iter()
+                .map(|i| format!("{}: {}", i.path, i.message))
+                .collect();
+            event.status = EventStatus::Failed;
+            event.error = Some(format!(
+                "validation_error: the event's output does not match the action's output schema ({})",
+                issues.join("; ")
+            ));
+        }
+    }
+    event
+}
+
+/// Claims, produces and answers the event.
+async fn record(
+    state: &State,
+    target: &Target,
+    event: Event,
+    request_id: &str,
+) -> Result<Response<Body>, Error> {
+    let held = match state
+        .webhook_claims
+        .claim(target.tenant_id, &target.app_name, &event.event_id)
+        .await
+    {
+        Claim::Won(held) => held,
+        Claim::Duplicate => return Ok(duplicate()),
+        Claim::Busy => {
+            return Err(Error::Overloaded {
+                retry_after_seconds: 1,
+            });
+        }
+    };
+    let tenant = readers::Tenant::new(target.tenant_id);
+    if webhook::recorded_event(&state.pool, tenant, &target.app_name, &event.event_id)
+        .await?
+        .is_some()
+    {
+        if let Some(held) = held {
+            held.recorded().await;
+        }
+        return Ok(duplicate());
+    }
+    let status = event.status;
+    let envelope = Envelope::new(
+        Some(target.tenant_id),
+        Principal::system("vendor-webhook"),
+        request_id,
+        service::telemetry::traces::traceparent_of(&tracing::Span::current()),
+        event,
+    );
+    if let Err(error) = state.producer.send(&envelope).await {
+        if let Some(held) = held {
+            held.release().await;
+        }
+        tracing::warn!(%error, "webhook event not produced");
+        return Err(Error::Overloaded {
+            retry_after_seconds: 1,
+        });
+    }
+    if let Some(held) = held {
+        held.recorded().await;
+    }
+    let callback_id = target.session_id;
+    Ok(if target.status != "pending" {
+        answer(
+            StatusCode::OK,
+            json!({"received": false, "stale": true, "callbackId": callback_id, "status": target.status}),
+        )
+    } else if status == EventStatus::Pending {
+        answer(
+            StatusCode::ACCEPTED,
+            json!({"received": true, "accepted": true, "callbackId": callback_id, "status": "pending"}),
+        )
+    } else {
+        answer(
+            StatusCode::ACCEPTED,
+            json!({"received": true, "callbackId": callback_id, "status": status.as_str()}),
+        )
+    })
+}
+
+fn duplicate() -> Response<Body> {
+    answer(
+        StatusCode::OK,
+        json!({"received": false, "duplicate": true}),
+    )
+}
+
+fn answer(status: StatusCode, body: Value) -> Response<Body> {
+    response::json(status, &body)
+}

@@ -1,0 +1,295 @@
+//! The callbacks stage: vendor webhook events (SPEC §3.2, §4.8) on `callbacks.events`, keyed by
+//! the session they name, so each session has one writer here. An event applies in one
+//! transaction, with the session's row locked:
+//!
+//! - it is recorded once: its message id is the row's key (a redelivery records nothing) and
+//!   its vendor event id is unique per tenant and app (a repeat records nothing);
+//! - on a pending session, a `completed` or `failed` event settles it (first wins: the
+//!   timeout, a cancel and a forced uninstall move the session only while it is pending too,
+//!   under the same row lock) and resumes its run through a timer due now; a `pending` event
+//!   leaves it pending; both are audited as `app.callback.received` (app, external id, status
+//!   and event id, never the payload);
+//! - on a settled session it is recorded as `stale` and changes nothing.
+//!
+//! The message needs no inbox row and no reply: the event's own row is the record of it having
+//! been applied, and the webhook route answered once the event was on the log.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sqlx::{PgPool, Postgres, Transaction};
+use topics::callbacks::Event;
+use topics::{Delivery, Envelope, HandleError, Handler};
+use tracing::Instrument;
+use uuid::Uuid;
+
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+/// The stage's name: its consumer group and logs.
+pub(crate) const NAME: &str = "callbacks";
+
+/// Applies [`Event`]s of the `callbacks.events` topic.
+#[derive(Debug, Clone)]
+pub(crate) struct CallbacksHandler {
+    pool: PgPool,
+}
+
+impl CallbacksHandler {
+    pub(crate) fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl Handler for CallbacksHandler {
+    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+        let event = Envelope::<Event>::decode(delivery.payload)
+            .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
+        let span = tracing::info_span!(
+            "stage.apply",
+            otel.name = "callbacks apply",
+            stage = NAME,
+            command_id = %event.id,
+            attempt = delivery.attempt,
+            svc.request_id = %event.request_id,
+            svc.tenant_id = tracing::field::Empty,
+            svc.app.name = %event.body.app_name,
+        );
+        if let Some(tenant) = event.tenant {
+            span.record("svc.tenant_id", tracing::field::display(tenant));
+        }
+        if let Some(traceparent) = &event.traceparent {
+            service::telemetry::traces::continue_from(&span, traceparent);
+        }
+        apply(&self.pool, &event)
+            .instrument(span)
+            .await
+            .map_err(Error::into_handle_error)
+    }
+
+    /// A dead-lettered event was answered 2xx and never recorded: an operator's matter, with
+    /// the message kept on the dead-letter topic.
+    async fn dead_lettered(
+        &self,
+        delivery: &Delivery<'_>,
+        reason: &str,
+    ) -> Result<(), HandleError> {
+        tracing::error!(
+            partition = delivery.partition,
+            offset = delivery.offset,
+            reason,
+            "a webhook event was dead-lettered"
+        );
+        Ok(())
+    }
+}
+
+/// The session an event names, as settling reads it.
+#[derive(Debug, sqlx::FromRow)]
+struct Session {
+    status: String,
+    action: String,
+    workflow_run_id: Option<Uuid>,
+    created_at: DateTime<Utc>,
+}
+
+/// What recording an event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    Settled,
+    Accepted,
+    Stale,
+}
+
+impl Recorded {
+    fn of(session_status: &str, event: &Event) -> Self {
+        if session_status != "pending" {
+            Recorded::Stale
+        } else if event.status.settles() {
+            Recorded::Settled
+        } else {
+            Recorded::Accepted
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Recorded::Settled => "settled",
+            Recorded::Accepted => "accepted",
+            Recorded::Stale => "stale",
+        }
+    }
+}
+
+async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
+    let tenant = envelope
+        .tenant
+        .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
+    let event = &envelope.body;
+    let mut tx = pool.begin().await?;
+    let session: Option<Session> = sqlx::query_as(
+        "SELECT status, action, workflow_run_id, created_at FROM app_callback_sessions \
+         WHERE id = $1 AND tenant_id = $2 AND app_name = $3 FOR UPDATE",
+    )
+    .bind(event.session_id)
+    .bind(tenant)
+    .bind(&event.app_name)
+    .fetch_optional(&mut *tx)
+    .await?;
+    // The route found the session before producing, and sessions are never deleted.
+    let session = session.ok_or_else(|| {
+        Error::Invalid(format!(
+            "no session {} of {}",
+            event.session_id, event.app_name
+        ))
+    })?;
+    let recorded = Recorded::of(&session.status, event);
+    if !record(&mut tx, tenant, envelope, recorded).await? {
+        tracing::info!(
+            event_id = event.event_id,
+            "a repeat of a recorded event; nothing to do"
+        );
+        return Ok(tx.rollback().await?);
+    }
+    let waited = match recorded {
+        Recorded::Settled => Some(settle(&mut tx, tenant, event, &session).await?),
+        Recorded::Accepted => None,
+        Recorded::Stale => {
+            tracing::info!(
+                event_id = event.event_id,
+                session = session.status,
+                "stale event"
+            );
+            return Ok(tx.commit().await?);
+        }
+    };
+    let audited = AuditEvent {
+        action: "app.callback.received",
+        subject_type: "app_callback",
+        subject_id: event.session_id.to_string(),
+        payload: json!({
+            "app": event.app_name,
+            "externalId": event.external_id,
+            "status": event.status.as_str(),
+            "eventId": event.event_id,
+        }),
+    };
+    audit::record(&mut tx, envelope, audited).await?;
+    tx.commit().await?;
+    if let Some(seconds) = waited {
+        metrics::histogram!(
+            "svc.app.callback.wait",
+            "tenant" => tenant.to_string(),
+            "app" => event.app_name.clone(),
+            "action" => session.action.clone(),
+            "result" => event.status.as_str(),
+        )
+        .record(seconds);
+    }
+    Ok(())
+}
+
+/// Inserts the event's row; false when it is a repeat (the same message, or the same vendor
+/// event id for the tenant and app).
+async fn record(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    envelope: &Envelope<Event>,
+    recorded: Recorded,
+) -> Result<bool, Error> {
+    let event = &envelope.body;
+    let inserted = sqlx::query(
+        "INSERT INTO app_callback_events (id, tenant_id, app_name, session_id, event_id, \
+         external_id, status, outcome, output, error, received_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+    )
+    .bind(envelope.id)
+    .bind(tenant)
+    .bind(&event.app_name)
+    .bind(event.session_id)
+    .bind(&event.event_id)
+    .bind(&event.external_id)
+    .bind(event.status.as_str())
+    .bind(recorded.as_str())
+    .bind(&event.output)
+    .bind(&event.error)
+    .bind(envelope.time)
+    .execute(&mut **tx)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// Completes or fails the pending session (its row is locked, so it is still pending) and
+/// resumes its run; answers how long the session waited, in seconds.
+async fn settle(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    event: &Event,
+    session: &Session,
+) -> Result<f64, Error> {
+    let waited: f64 = sqlx::query_scalar(
+        "UPDATE app_callback_sessions SET status = $2, output = $3, error = $4, \
+         completed_at = now() WHERE id = $1 \
+         RETURNING extract(epoch FROM completed_at - created_at)::float8",
+    )
+    .bind(event.session_id)
+    .bind(event.status.as_str())
+    .bind(&event.output)
+    .bind(&event.error)
+    .fetch_one(&mut **tx)
+    .await?;
+    if let Some(run_id) = session.workflow_run_id {
+        sqlx::query(
+            "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
+             SELECT $1, $2, $3, now(), 'callback' \
+             WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE id = $3)",
+        )
+        .bind(Uuid::now_v7())
+        .bind(tenant)
+        .bind(run_id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    tracing::info!(
+        status = event.status.as_str(),
+        waited_seconds = waited,
+        created_at = %session.created_at,
+        "callback session settled"
+    );
+    Ok(waited)
+}
+
+#[cfg(test)]
+mod tests {
+    use topics::callbacks::EventStatus;
+
+    use super::*;
+
+    fn event(status: EventStatus) -> Event {
+        Event {
+            session_id: Uuid::now_v7(),
+            app_name: "kyc".into(),
+            external_id: "s-1".into(),
+            event_id: "e-1".into(),
+            status,
+            output: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn only_a_pending_session_is_settled_and_only_by_a_final_status() {
+        let cases = [
+            ("pending", EventStatus::Completed, Recorded::Settled),
+            ("pending", EventStatus::Failed, Recorded::Settled),
+            ("pending", EventStatus::Pending, Recorded::Accepted),
+            ("completed", EventStatus::Completed, Recorded::Stale),
+            ("failed", EventStatus::Pending, Recorded::Stale),
+            ("timed_out", EventStatus::Failed, Recorded::Stale),
+        ];
+        for (session, status, expected) in cases {
+            assert_eq!(Recorded::of(session, &event(status)), expected, "{session}");
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! What the vendor webhook routes (SPEC §4.8) read before any module code runs: where the
+//! publisher's newest published version says a webhook's external id is ([`external_id_source`]),
+//! the session an external id names with its tenant's install and the version that started it
+//! ([`find`]), and whether an event id was already recorded ([`recorded_event`]).
+//!
+//! [`find`] is the one read of this crate that does not start from a tenant: the platform route
+//! serves every tenant and learns the tenant from the session. It sees only sessions started by
+//! platform versions; the tenant route sees only that tenant's sessions of its own versions.
+
+use serde_json::Value;
+use sqlx::{PgPool, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use crate::apps::newest_first;
+use crate::{Error, Tenant};
+
+/// Whose versions a webhook route serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publisher {
+    /// `POST /webhooks/apps/:app`: the platform's own versions, any tenant's sessions.
+    Platform,
+    /// `POST /webhooks/apps/:app/tenants/:tenantId`: that tenant's own versions.
+    Tenant(Tenant),
+}
+
+impl Publisher {
+    fn tenant(self) -> Option<Uuid> {
+        match self {
+            Publisher::Platform => None,
+            Publisher::Tenant(tenant) => Some(tenant.id()),
+        }
+    }
+}
+
+/// `handles.webhookExternalId` of the publisher's newest published version of `app` (by
+/// semantic version), or `None` when no published version declares one.
+pub async fn external_id_source(
+    pool: &PgPool,
+    publisher: Publisher,
+    app: &str,
+) -> Result<Option<Value>, Error> {
+    let published: Vec<(String, Option<Value>)> = sqlx::query_as(
+        "SELECT version, manifest -> 'handles' -> 'webhookExternalId' FROM app_versions \
+         WHERE tenant_id IS NOT DISTINCT FROM $1 AND name = $2 AND status = 'published'",
+    )
+    .bind(publisher.tenant())
+    .bind(app)
+    .fetch_all(pool)
+    .await?;
+    Ok(published
+        .into_iter()
+        .min_by(|(a, _), (b, _)| newest_first(a, b))
+        .and_then(|(_, source)| source))
+}
+
+/// A session a webhook names, with what running its module takes.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct Target {
+    pub session_id: Uuid,
+    pub tenant_id: Uuid,
+    pub app_name: String,
+    pub action: String,
+    pub external_id: String,
+    /// `pending`, `completed`, `failed` or `timed_out`.
+    pub status: String,
+    /// The version that started the session: its module reads the webhook.
+    pub version_id: Uuid,
+    pub version: String,
+    pub sha256: String,
+    pub manifest: Value,
+    /// The tenant's install of the app, when it is still installed.
+    pub installed: bool,
+    pub config: Option<Value>,
+    pub approved_hosts: Option<Vec<String>>,
+}
+
+/// The session of `app` the vendor's `external_id` names for `publisher`: a pending one first,
+/// else the newest (so a vendor that reuses ids across tenants or time reaches the session
+/// still waiting).
+pub async fn find(
+    pool: &PgPool,
+    publisher: Publisher,
+    app: &str,
+    external_id: &str,
+) -> Result<Option<Target>, Error> {
+    let mut query = QueryBuilder::<Postgres>::new(
+        "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
+         s.version_id, v.version, v.sha256, v.manifest, i.tenant_id IS NOT NULL AS installed, \
+         i.config, i.approved_hosts \
+         FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
+         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name \
+         WHERE s.app_name = ",
+    );
+    query.push_bind(app);
+    query.push(" AND s.external_id = ");
+    query.push_bind(external_id);
+    match publisher.tenant() {
+        None => {
+            query.push(" AND v.tenant_id IS NULL");
+        }
+        Some(tenant) => {
+            query.push(" AND s.tenant_id = ");
+            query.push_bind(tenant);
+            query.push(" AND v.tenant_id = ");
+            query.push_bind(tenant);
+        }
+    }
+    query.push(" ORDER BY s.status = 'pending' DESC, s.created_at DESC LIMIT 1");
+    Ok(query.build_query_as().fetch_optional(pool).await?)
+}
+
+/// The session and outcome of the event `event_id` of the tenant's `app`, when recorded.
+pub async fn recorded_event(
+    pool: &PgPool,
+    tenant: Tenant,
+    app: &str,
+    event_id: &str,
+) -> Result<Option<(Uuid, String)>, Error> {
+    Ok(sqlx::query_as(
+        "SELECT session_id, outcome FROM app_callback_events \
+         WHERE tenant_id = $1 AND app_name = $2 AND event_id = $3",
+    )
+    .bind(tenant.id())
+    .bind(app)
+    .bind(event_id)
+    .fetch_optional(pool)
+    .await?)
+}
