@@ -19,3 +19,4 @@ mod request_id;
 mod runs;
 mod shutdown;
 mod support;
+mod webhooks;

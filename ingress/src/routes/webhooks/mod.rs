@@ -20,10 +20,13 @@ mod claims;
 mod external_id;
 mod request;
 
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::callbacks::webhook::{self, Publisher, Target};
-use runner::client::CallAnswer;
+use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use service::http::{Body, response};
@@ -154,13 +157,31 @@ async fn handle(
         "memoryMiB": target.manifest["memoryMiB"],
         "request": module_request,
     });
-    runner
-        .handle_webhook(&request, request_id)
-        .await
-        .map_err(|failure| Error::AppWebhookFailed {
-            reason: failure.code.as_str(),
+    let attempt = || runner.handle_webhook(&request, request_id);
+    let answered = attempt
+        .retry(runner_retry())
+        .when(|failure: &RunnerFailure| failure.code.is_retried())
+        .await;
+    answered.map_err(|failure| match failure.code {
+        // Still busy after the retries: the vendor retries later, nothing was recorded.
+        RunnerCode::Busy => Error::Overloaded {
+            retry_after_seconds: 1,
+        },
+        code => Error::AppWebhookFailed {
+            reason: code.as_str(),
             message: failure.message,
-        })
+        },
+    })
+}
+
+/// A runner that is busy or away is asked again a few times within about a second (a webhook
+/// is only read here; recording it happens after).
+fn runner_retry() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(20))
+        .with_max_delay(Duration::from_millis(400))
+        .with_jitter()
+        .with_max_times(4)
 }
 
 /// The module's event, `None` when it ignored the webhook; a rejection is 401 and an error

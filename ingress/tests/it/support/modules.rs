@@ -41,30 +41,44 @@ pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
         manifest,
         answer,
         "(call $answer (i32.const 32768) (i32.const ANSWER_LEN))",
+        answer,
+    )
+}
+
+/// A module answering `invoke` with `answer` and `handle_webhook` with `webhook` (the manifest
+/// must say it handles webhooks).
+pub fn with_webhook(manifest: &Value, answer: &Value, webhook: &Value) -> Vec<u8> {
+    module_invoking(
+        manifest,
+        answer,
+        "(call $answer (i32.const 32768) (i32.const ANSWER_LEN))",
+        webhook,
     )
 }
 
 /// A module whose `invoke` traps (the runner's `trapped`, which counts against the circuit).
 pub fn trapping(manifest: &Value) -> Vec<u8> {
-    module_invoking(manifest, &json!({}), "unreachable")
+    module_invoking(manifest, &json!({}), "unreachable", &json!({}))
 }
 
-fn module_invoking(manifest: &Value, answer: &Value, invoke: &str) -> Vec<u8> {
-    let webhook = if manifest["handles"]["webhook"] == true {
-        "(func (export \"handle_webhook\") (result i32) (call $answer (i32.const 32768) (i32.const ANSWER_LEN)) (i32.const 0))"
+fn module_invoking(manifest: &Value, answer: &Value, invoke: &str, webhook: &Value) -> Vec<u8> {
+    let handle_webhook = if manifest["handles"]["webhook"] == true {
+        "(func (export \"handle_webhook\") (result i32) (call $answer (i32.const 65536) (i32.const WEBHOOK_LEN)) (i32.const 0))"
     } else {
         ""
     };
     let manifest = manifest.to_string();
     let answer = answer.to_string();
+    let webhook = webhook.to_string();
     let wat = format!(
         r#"(module
   (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
   (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
   (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
-  (memory (export "memory") 2)
+  (memory (export "memory") 3)
   (data (i32.const 1024) "{manifest_text}")
   (data (i32.const 32768) "{answer_text}")
+  (data (i32.const 65536) "{webhook_text}")
   (func $answer (param $ptr i32) (param $len i32)
     (local $h i64) (local $i i32)
     (local.set $h (call $alloc (i64.extend_i32_u (local.get $len))))
@@ -79,13 +93,14 @@ fn module_invoking(manifest: &Value, answer: &Value, invoke: &str) -> Vec<u8> {
     (call $answer (i32.const 1024) (i32.const {manifest_len})) (i32.const 0))
   (func (export "invoke") (result i32)
     {invoke} (i32.const 0))
-  {webhook}
+  {handle_webhook}
 )"#,
-        webhook = webhook.replace("ANSWER_LEN", &answer.len().to_string()),
+        handle_webhook = handle_webhook.replace("WEBHOOK_LEN", &webhook.len().to_string()),
         invoke = invoke.replace("ANSWER_LEN", &answer.len().to_string()),
         manifest_text = escape(&manifest),
         manifest_len = manifest.len(),
         answer_text = escape(&answer),
+        webhook_text = escape(&webhook),
     );
     wat::parse_str(wat).expect("fixture WAT compiles")
 }

@@ -1,0 +1,613 @@
+//! Vendor webhooks (SPEC §4.8, README "Vendor webhooks") through the real stack: a run waits on
+//! an asynchronous action's session, the vendor's webhook reaches the tenant route, the
+//! session's module reads it, the event is recorded and settles the session once, and the run
+//! goes on. Every row of §4.8's table, the look-ups made before any module runs, the forced
+//! uninstall, concurrent copies of one event, and `GET /app-callbacks`.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::runs::{until, workflow};
+use crate::support::apps::Tenant;
+use crate::support::instance::Instance;
+use crate::support::modules::{manifest, with_webhook};
+use crate::support::{StackUrls, analyst, assert_envelope, client, database, stack};
+
+/// The external id every test module's `invoke` answers.
+const EXTERNAL_ID: &str = "vendor-session-1";
+
+/// A webhook module's event answer.
+fn event(event_id: &str, status: &str, extra: Value) -> Value {
+    let mut event = json!({"externalId": EXTERNAL_ID, "eventId": event_id, "status": status});
+    event
+        .as_object_mut()
+        .expect("object")
+        .extend(extra.as_object().cloned().unwrap_or_default());
+    json!({"status": "event", "event": event})
+}
+
+/// A tenant with app `app` installed whose `check` action is asynchronous (answering pending
+/// with [`EXTERNAL_ID`]) and whose `handle_webhook` answers `webhook`; and a run of workflow
+/// `app` waiting on it.
+async fn waiting_run(tenant: &Tenant, app: &str, webhook: Value, timeout_seconds: u64) -> Value {
+    let mut manifest = manifest(app, "1.0.0");
+    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": timeout_seconds});
+    manifest["actions"]["check"]["output"] = json!({
+        "type": "object", "required": ["verified"],
+        "properties": {"verified": {"type": "boolean"}}
+    });
+    manifest["handles"] = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"}});
+    let pending = json!({"status": "pending", "externalId": EXTERNAL_ID});
+    let version = tenant
+        .published(with_webhook(&manifest, &pending, &webhook))
+        .await;
+    assert_eq!(tenant.store_secret(app, "API_KEY", "k").await.0, 200);
+    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
+    let (status, body) = tenant.install(app, install).await;
+    assert_eq!(status, 200, "{body}");
+    workflow(
+        tenant,
+        app,
+        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
+                "input": {"name": "Ada"}, "outputKey": "idv"}]),
+    )
+    .await;
+    let body = json!({"definitionKey": app, "context": {}});
+    let (status, run) = tenant
+        .call(Method::POST, "/workflow-runs", Some(body))
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let waiting = until(tenant, &run, &["waiting_callback", "failed", "completed"]).await;
+    assert_eq!(waiting["status"], "waiting_callback", "{waiting}");
+    waiting
+}
+
+fn tenant_route(tenant: &Tenant, app: &str) -> String {
+    stack().api(&format!("/webhooks/apps/{app}/tenants/{}", tenant.id))
+}
+
+/// Posts `body` to `url` as a vendor would: no token.
+async fn post(url: &str, body: &Value) -> (u16, Value) {
+    let response = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON"))
+}
+
+fn vendor_body() -> Value {
+    json!({"sessionId": EXTERNAL_ID, "result": "whatever the vendor says"})
+}
+
+/// The session of `run`, as `GET /app-callbacks` answers it to the tenant's admin.
+async fn session_of(tenant: &Tenant, run: &Value) -> Value {
+    let path = format!(
+        "/app-callbacks?workflowRunId={}",
+        run["id"].as_str().expect("id")
+    );
+    let (status, page) = tenant.call(Method::GET, &path, None).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["total"], 1, "{page}");
+    page["items"][0].clone()
+}
+
+/// The recorded events of a session: (event id, outcome), oldest first, once `count` are there.
+async fn recorded_events(session: &Value, count: usize) -> Vec<(String, String)> {
+    let pool = database().await;
+    let session = Uuid::try_parse(session["id"].as_str().expect("id")).expect("uuid");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT event_id, outcome FROM app_callback_events WHERE session_id = $1 \
+             ORDER BY recorded_at",
+        )
+        .bind(session)
+        .fetch_all(&pool)
+        .await
+        .expect("events");
+        if rows.len() >= count || tokio::time::Instant::now() > deadline {
+            return rows;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The `app.callback.received` audit payloads of the tenant.
+async fn received_audits(tenant: &Tenant) -> Vec<Value> {
+    let pool = database().await;
+    sqlx::query_scalar(
+        "SELECT payload FROM audit_events WHERE tenant_id = $1 \
+         AND action = 'app.callback.received' ORDER BY occurred_at",
+    )
+    .bind(tenant.id)
+    .fetch_all(&pool)
+    .await
+    .expect("audit")
+}
+
+#[tokio::test]
+async fn a_completed_event_settles_the_session_once_and_the_run_goes_on() {
+    let tenant = Tenant::new();
+    let completed = event("evt-1", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-completed", completed, 600).await;
+    let url = tenant_route(&tenant, "hook-completed");
+
+    let (status, answer) = post(&url, &vendor_body()).await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["received"], true);
+    assert_eq!(answer["status"], "completed");
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(answer["callbackId"], session["id"]);
+    let (status, again) = post(&url, &vendor_body()).await;
+    assert_eq!(
+        (status, again),
+        (200, json!({"received": false, "duplicate": true}))
+    );
+
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["context"]["idv"], json!({"verified": true}));
+    assert_eq!(ended["context"]["idvExternalId"], EXTERNAL_ID);
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(session["status"], "completed");
+    assert_eq!(session["output"], json!({"verified": true}));
+    assert_eq!(session["externalId"], EXTERNAL_ID);
+    assert!(session["completedAt"].is_string(), "{session}");
+    assert_eq!(
+        recorded_events(&session, 1).await,
+        [("evt-1".into(), "settled".into())]
+    );
+    let audits = received_audits(&tenant).await;
+    assert_eq!(
+        audits,
+        [
+            json!({"app": "hook-completed", "externalId": EXTERNAL_ID, "status": "completed",
+                "eventId": "evt-1"})
+        ]
+    );
+
+    // An analyst has no runs:context: values redacted, keys kept.
+    let path = format!(
+        "/app-callbacks?workflowRunId={}",
+        run["id"].as_str().expect("id")
+    );
+    let (status, page) =
+        crate::support::apps::call_with(&analyst(tenant.id), Method::GET, &path, None).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["items"][0]["output"],
+        json!({"verified": "[redacted]"})
+    );
+}
+
+#[tokio::test]
+async fn a_failed_event_fails_the_run_naming_only_the_app_and_the_action() {
+    let tenant = Tenant::new();
+    let failed = event(
+        "evt-f",
+        "failed",
+        json!({"error": "declined: passport expired"}),
+    );
+    let run = waiting_run(&tenant, "hook-failed", failed, 600).await;
+
+    let (status, answer) = post(&tenant_route(&tenant, "hook-failed"), &vendor_body()).await;
+    assert_eq!(
+        (status, &answer["status"]),
+        (202, &json!("failed")),
+        "{answer}"
+    );
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["status"], "failed");
+    assert_eq!(ended["error"], "AppCallbackFailed: hook-failed check");
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(session["status"], "failed");
+    assert_eq!(session["error"], "declined: passport expired");
+}
+
+#[tokio::test]
+async fn an_output_outside_the_actions_schema_fails_the_session_instead_of_reaching_the_run() {
+    let tenant = Tenant::new();
+    let wrong = event("evt-o", "completed", json!({"output": {"verified": "yes"}}));
+    let run = waiting_run(&tenant, "hook-output", wrong, 600).await;
+
+    let (status, answer) = post(&tenant_route(&tenant, "hook-output"), &vendor_body()).await;
+    assert_eq!(
+        (status, &answer["status"]),
+        (202, &json!("failed")),
+        "{answer}"
+    );
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["error"], "AppCallbackFailed: hook-output check");
+    let session = session_of(&tenant, &run).await;
+    let error = session["error"].as_str().expect("error");
+    assert!(
+        error.starts_with("validation_error:") && error.contains("/output/verified"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_pending_event_is_accepted_and_the_session_keeps_waiting() {
+    let tenant = Tenant::new();
+    let progress = event("evt-p", "pending", json!({}));
+    let run = waiting_run(&tenant, "hook-pending", progress, 600).await;
+
+    let (status, answer) = post(&tenant_route(&tenant, "hook-pending"), &vendor_body()).await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(
+        (&answer["received"], &answer["accepted"], &answer["status"]),
+        (&json!(true), &json!(true), &json!("pending"))
+    );
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(
+        recorded_events(&session, 1).await,
+        [("evt-p".into(), "accepted".into())]
+    );
+    assert_eq!(session_of(&tenant, &run).await["status"], "pending");
+    assert_eq!(
+        until(&tenant, &run, &["waiting_callback"]).await["status"],
+        "waiting_callback"
+    );
+    assert_eq!(received_audits(&tenant).await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_event_for_a_timed_out_session_is_recorded_and_answered_stale() {
+    let tenant = Tenant::new();
+    let late = event(
+        "evt-late",
+        "completed",
+        json!({"output": {"verified": true}}),
+    );
+    let run = waiting_run(&tenant, "hook-late", late, 1).await;
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["error"], "CallbackTimeout: hook-late check");
+
+    let (status, answer) = post(&tenant_route(&tenant, "hook-late"), &vendor_body()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (&answer["received"], &answer["stale"], &answer["status"]),
+        (&json!(false), &json!(true), &json!("timed_out"))
+    );
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(
+        recorded_events(&session, 1).await,
+        [("evt-late".into(), "stale".into())]
+    );
+    assert_eq!(session["status"], "timed_out");
+    assert!(received_audits(&tenant).await.is_empty());
+}
+
+#[tokio::test]
+async fn ignored_rejected_and_failing_modules_change_nothing() {
+    let tenant = Tenant::new();
+    let cases = [
+        ("hook-ignored", json!({"status": "ignored"}), 202, None),
+        (
+            "hook-rejected",
+            json!({"status": "rejected", "message": "bad signature"}),
+            401,
+            Some("webhook_rejected"),
+        ),
+        (
+            "hook-erring",
+            json!({"status": "error", "message": "vendor down"}),
+            502,
+            Some("app_webhook_failed"),
+        ),
+    ];
+    for (app, webhook, expected, code) in cases {
+        let run = waiting_run(&tenant, app, webhook, 600).await;
+        let response = client()
+            .post(tenant_route(&tenant, app))
+            .json(&vendor_body())
+            .send()
+            .await
+            .expect("request");
+        match code {
+            Some(code) => {
+                assert_envelope(response, expected, code).await;
+            }
+            None => {
+                assert_eq!(response.status().as_u16(), expected);
+                let answer: Value = response.json().await.expect("JSON");
+                assert_eq!(answer, json!({"received": false, "ignored": true}));
+            }
+        }
+        let session = session_of(&tenant, &run).await;
+        assert_eq!(session["status"], "pending", "{app}");
+    }
+    // Nothing was produced for any of them: no event rows at all for the tenant.
+    let pool = database().await;
+    let events: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM app_callback_events WHERE tenant_id = $1")
+            .bind(tenant.id)
+            .fetch_one(&pool)
+            .await
+            .expect("count");
+    assert_eq!(events, 0);
+}
+
+#[tokio::test]
+async fn the_session_is_found_before_any_module_runs_and_only_on_its_own_route() {
+    let tenant = Tenant::new();
+    let completed = event("evt-x", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-lookup", completed, 600).await;
+    let url = tenant_route(&tenant, "hook-lookup");
+    let send = |url: String, body: Vec<u8>| async move {
+        client().post(url).body(body).send().await.expect("request")
+    };
+
+    // No id in the URL and none where the manifest says (a JSON body without /sessionId).
+    assert_envelope(
+        send(url.clone(), b"{}".to_vec()).await,
+        400,
+        "missing_external_id",
+    )
+    .await;
+    assert_envelope(
+        send(url.clone(), b"not json".to_vec()).await,
+        400,
+        "missing_external_id",
+    )
+    .await;
+    // An id no session has.
+    assert_envelope(
+        send(format!("{url}?externalId=nobody"), vec![]).await,
+        404,
+        "not_found",
+    )
+    .await;
+    // The id given, another tenant's route and the platform route find nothing; neither does
+    // a tenant that is not a uuid or an app name that cannot be one.
+    let other = Tenant::new();
+    let id = format!("?externalId={EXTERNAL_ID}");
+    let body = vendor_body().to_string().into_bytes();
+    for foreign in [
+        format!("{}{id}", tenant_route(&other, "hook-lookup")),
+        stack().api(&format!("/webhooks/apps/hook-lookup{id}")),
+        stack().api(&format!("/webhooks/apps/hook-lookup/tenants/x{id}")),
+        stack().api(&format!("/webhooks/apps/Bad_App{id}")),
+    ] {
+        assert_envelope(send(foreign, body.clone()).await, 404, "not_found").await;
+    }
+    // Without the id in the URL, a route whose publisher has no version declaring where it is
+    // cannot read one.
+    assert_envelope(
+        send(tenant_route(&other, "hook-lookup"), body.clone()).await,
+        400,
+        "missing_external_id",
+    )
+    .await;
+    // Over 256 KiB.
+    let big = vec![b' '; 256 * 1024 + 1];
+    assert_envelope(send(url.clone(), big).await, 413, "payload_too_large").await;
+    // The URL's id wins over the body's.
+    let response = send(format!("{url}?externalId={EXTERNAL_ID}"), b"{}".to_vec()).await;
+    assert_eq!(response.status().as_u16(), 202);
+    assert_eq!(
+        until(&tenant, &run, &["completed", "failed"]).await["status"],
+        "completed"
+    );
+}
+
+#[tokio::test]
+async fn a_forced_uninstall_fails_the_session_and_ends_the_run_at_once() {
+    let tenant = Tenant::new();
+    let completed = event("evt-u", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-uninstall", completed, 600).await;
+
+    let (status, refused) = tenant
+        .call(Method::DELETE, "/apps/hook-uninstall/install", None)
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (409, &json!("app_in_use"))
+    );
+    assert_eq!(refused["error"]["details"]["pendingCallbacks"], 1);
+    let (status, body) = tenant
+        .call(
+            Method::DELETE,
+            "/apps/hook-uninstall/install?force=true",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // Well before the ten minutes of its callback timeout.
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["error"], "app_uninstalled: hook-uninstall check");
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(
+        (&session["status"], &session["error"]),
+        (&json!("failed"), &json!("app_uninstalled"))
+    );
+
+    let response = client()
+        .post(tenant_route(&tenant, "hook-uninstall"))
+        .json(&vendor_body())
+        .send()
+        .await
+        .expect("request");
+    assert_envelope(response, 409, "app_not_installed").await;
+}
+
+#[tokio::test]
+async fn a_blocked_module_reads_no_webhook() {
+    let tenant = Tenant::new();
+    let completed = event("evt-b", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-blocked", completed, 600).await;
+    let pool = database().await;
+    let sha: String = sqlx::query_scalar(
+        "SELECT v.sha256 FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
+         WHERE s.workflow_run_id = $1",
+    )
+    .bind(Uuid::try_parse(run["id"].as_str().expect("id")).expect("uuid"))
+    .fetch_one(&pool)
+    .await
+    .expect("sha");
+    let instance = Instance::start(&[("APP_BLOCKED_SHA256", &sha)]).await;
+    let url = instance.url(&format!(
+        "/webhooks/apps/hook-blocked/tenants/{}",
+        tenant.id
+    ));
+    let response = client()
+        .post(url)
+        .json(&vendor_body())
+        .send()
+        .await
+        .expect("request");
+    assert_envelope(response, 409, "app_blocked").await;
+    assert_eq!(session_of(&tenant, &run).await["status"], "pending");
+}
+
+#[tokio::test]
+async fn fifty_concurrent_copies_of_one_event_are_received_once() {
+    let tenant = Tenant::new();
+    let completed = event("evt-50", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-copies", completed, 600).await;
+    let url = tenant_route(&tenant, "hook-copies");
+
+    let body = vendor_body();
+    let copies = (0..50).map(|_| post(&url, &body));
+    let answers = futures::future::join_all(copies).await;
+    let received: Vec<_> = answers
+        .iter()
+        .filter(|(_, a)| a["received"] == true)
+        .collect();
+    let duplicates = answers
+        .iter()
+        .filter(|(status, a)| *status == 200 && a["duplicate"] == true)
+        .count();
+    assert_eq!(received.len(), 1, "{answers:?}");
+    assert_eq!(received[0].0, 202);
+    assert_eq!(duplicates, 49, "{answers:?}");
+
+    assert_eq!(
+        until(&tenant, &run, &["completed", "failed"]).await["status"],
+        "completed"
+    );
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(recorded_events(&session, 1).await.len(), 1);
+    assert_eq!(received_audits(&tenant).await.len(), 1);
+}
+
+#[tokio::test]
+async fn the_callback_list_filters_pages_and_belongs_to_its_tenant() {
+    let tenant = Tenant::new();
+    let completed = event("evt-l", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, "hook-list", completed, 600).await;
+
+    let (status, page) = tenant
+        .call(
+            Method::GET,
+            "/app-callbacks?status=pending&appName=hook-list",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        (page["total"].clone(), page["totalIsEstimate"].clone()),
+        (json!(1), json!(false))
+    );
+    let item = &page["items"][0];
+    assert_eq!(item["workflowRunId"], run["id"]);
+    assert_eq!(item["stepId"], "idv");
+    assert_eq!(item["action"], "check");
+    assert_eq!(item["tenantId"], json!(tenant.id));
+    for query in ["status=completed", "appName=other-app", "limit=1&offset=1"] {
+        let (status, page) = tenant
+            .call(Method::GET, &format!("/app-callbacks?{query}"), None)
+            .await;
+        assert_eq!(status, 200, "{page}");
+        assert_eq!(page["items"], json!([]), "{query}");
+    }
+    let (status, bad) = tenant
+        .call(Method::GET, "/app-callbacks?status=settled&limit=0", None)
+        .await;
+    assert_eq!(
+        (status, &bad["error"]["code"]),
+        (400, &json!("validation_error"))
+    );
+    // Another tenant sees none of it, even naming the run.
+    let other = Tenant::new();
+    let path = format!(
+        "/app-callbacks?workflowRunId={}",
+        run["id"].as_str().expect("id")
+    );
+    let (status, page) = other.call(Method::GET, &path, None).await;
+    assert_eq!((status, page["total"].clone()), (200, json!(0)));
+}
+
+#[tokio::test]
+async fn the_client_address_is_what_a_trusted_proxy_says_it_is() {
+    // Two requests a minute per caller: the third from one address is limited, another
+    // address behind the same proxy is not, and an untrusted peer's header is not believed.
+    let trusting = Instance::start(&[
+        ("API_RATE_LIMIT_PER_MINUTE", "2"),
+        ("API_TRUST_FORWARDED_FOR", "127.0.0.0/8"),
+    ])
+    .await;
+    let url = trusting.url(&format!(
+        "/webhooks/apps/hook-nobody/tenants/{}",
+        Uuid::now_v7()
+    ));
+    let from = |address: &'static str| {
+        client()
+            .post(url.clone())
+            .header("x-forwarded-for", address)
+            .body("{}")
+            .send()
+    };
+    for _ in 0..2 {
+        assert_eq!(
+            from("198.51.100.1")
+                .await
+                .expect("request")
+                .status()
+                .as_u16(),
+            400
+        );
+    }
+    assert_envelope(
+        from("198.51.100.1").await.expect("request"),
+        429,
+        "rate_limited",
+    )
+    .await;
+    assert_eq!(
+        from("198.51.100.2")
+            .await
+            .expect("request")
+            .status()
+            .as_u16(),
+        400
+    );
+
+    let untrusting = Instance::start(&[("API_RATE_LIMIT_PER_MINUTE", "2")]).await;
+    let url = untrusting.url(&format!(
+        "/webhooks/apps/hook-nobody/tenants/{}",
+        Uuid::now_v7()
+    ));
+    for address in ["198.51.100.3", "198.51.100.4"] {
+        let response = client()
+            .post(url.clone())
+            .header("x-forwarded-for", address)
+            .body("{}");
+        assert_eq!(
+            response.send().await.expect("request").status().as_u16(),
+            400
+        );
+    }
+    let response = client()
+        .post(url)
+        .header("x-forwarded-for", "198.51.100.5")
+        .body("{}");
+    assert_envelope(response.send().await.expect("request"), 429, "rate_limited").await;
+}
