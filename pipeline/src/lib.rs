@@ -32,4 +32,5 @@ pub use cli::main;
 pub use error::Error;
 pub use replies::Replies;
 pub use stage::{Stage, StageHandler};
+pub use stages::callbacks::CallbacksHandler;
 pub use stages::installs::InstallsStage;

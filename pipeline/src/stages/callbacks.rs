@@ -31,12 +31,12 @@ pub(crate) const NAME: &str = "callbacks";
 
 /// Applies [`Event`]s of the `callbacks.events` topic.
 #[derive(Debug, Clone)]
-pub(crate) struct CallbacksHandler {
+pub struct CallbacksHandler {
     pool: PgPool,
 }
 
 impl CallbacksHandler {
-    pub(crate) fn new(pool: PgPool) -> Self {
+    pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
 }

@@ -1,0 +1,173 @@
+//! A burst of vendor events survives a killed worker: every event on the log (what the webhook
+//! route answered 2xx for) ends recorded once and no session settles twice. The real callbacks
+//! stage consumes a topic of its own (as many partitions as `callbacks.events`); each session
+//! gets a completed event, a failed event and a second delivery of its first event (same vendor
+//! event id, another message), interleaved with the other sessions'; the worker is killed
+//! (SIGKILL) mid-burst with none of its offsets committed, and its successor gets every message
+//! again.
+
+use std::time::{Duration, Instant};
+
+use pipeline::CallbacksHandler;
+use serde_json::json;
+use sqlx::PgPool;
+use topics::callbacks::{Event, EventStatus};
+use topics::{Envelope, Message, Principal, Producer, Topic};
+use uuid::Uuid;
+
+use crate::support::{WorkerProcess, database, produce_keyed, stack};
+
+const SESSIONS: usize = 300;
+const APP: &str = "burst-vendor";
+
+/// Runs as a child process of `a_burst_of_events_survives_a_killed_worker`.
+#[tokio::test]
+#[ignore = "started as a child process by the callback burst test"]
+async fn callback_worker_process() {
+    WorkerProcess::serve(CallbacksHandler::new(database().await)).await;
+}
+
+fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
+    WorkerProcess::start("callback_burst::callback_worker_process", topic, group)
+}
+
+#[tokio::test]
+async fn a_burst_of_events_survives_a_killed_worker() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let sessions = open_sessions(&pool, tenant).await;
+    // Even sessions hear "completed" first, odd ones "failed": the first wins.
+    let event = |session: Uuid, n: usize, status| {
+        Envelope::new(
+            Some(tenant),
+            Principal::system("vendor-webhook"),
+            "req-burst",
+            None,
+            Event {
+                session_id: session,
+                app_name: APP.into(),
+                external_id: format!("ext-{session}"),
+                event_id: format!("evt-{session}-{n}"),
+                status,
+                output: Some(json!({"verified": status == EventStatus::Completed})),
+                error: (status == EventStatus::Failed).then(|| "declined".to_owned()),
+            },
+        )
+    };
+    let mut burst = Vec::new();
+    for round in 0..3 {
+        for (i, session) in sessions.iter().enumerate() {
+            let (first, second) = if i % 2 == 0 {
+                (EventStatus::Completed, EventStatus::Failed)
+            } else {
+                (EventStatus::Failed, EventStatus::Completed)
+            };
+            burst.push(match round {
+                0 => event(*session, 0, first),
+                1 => event(*session, 1, second),
+                // The vendor delivers its first event again: another message, the same id.
+                _ => event(*session, 0, first),
+            });
+        }
+    }
+    let topic = fresh_callbacks_topic().await;
+    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "burst-test").expect("producer");
+    for envelope in &burst {
+        produce_keyed(&producer, &topic, envelope).await;
+    }
+
+    let group = format!("callback-burst-{}", Uuid::new_v4().simple());
+    let worker = spawn_worker(&topic, &group);
+    let recorded_at_least = |n| wait_for_recorded(&pool, tenant, n);
+    recorded_at_least(SESSIONS as i64 / 2).await;
+    worker.kill();
+    let before_kill = recorded(&pool, tenant).await;
+    let all = 2 * SESSIONS as i64;
+    assert!(
+        before_kill < all,
+        "the worker finished before it was killed; the test proves nothing"
+    );
+
+    let successor = spawn_worker(&topic, &group);
+    recorded_at_least(all).await;
+    // Let the successor run past the last message, in case anything would apply twice.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    successor.kill();
+
+    assert_eq!(
+        recorded(&pool, tenant).await,
+        all,
+        "two events per session, the repeat none"
+    );
+    let settled: Vec<(Uuid, String, i64, i64)> = sqlx::query_as(
+        "SELECT s.id, s.status, \
+           (SELECT count(*) FROM app_callback_events e WHERE e.session_id = s.id \
+              AND e.outcome = 'settled'), \
+           (SELECT count(*) FROM audit_events a WHERE a.tenant_id = s.tenant_id \
+              AND a.action = 'app.callback.received' AND a.subject_id = s.id::text) \
+         FROM app_callback_sessions s WHERE s.tenant_id = $1",
+    )
+    .bind(tenant)
+    .fetch_all(&pool)
+    .await
+    .expect("sessions");
+    assert_eq!(settled.len(), SESSIONS);
+    for (session, status, settlements, audits) in settled {
+        let i = sessions.iter().position(|s| *s == session).expect("ours");
+        let first = if i % 2 == 0 { "completed" } else { "failed" };
+        assert_eq!(status, first, "session {i}: its first event wins");
+        assert_eq!(
+            (settlements, audits),
+            (1, 1),
+            "session {i} settled once, audited once"
+        );
+    }
+}
+
+/// `SESSIONS` pending sessions of the tenant's app, as the runs stage opens them (no run: the
+/// stage resumes none).
+async fn open_sessions(pool: &PgPool, tenant: Uuid) -> Vec<Uuid> {
+    let ids: Vec<Uuid> = (0..SESSIONS).map(|_| Uuid::now_v7()).collect();
+    sqlx::query(
+        "INSERT INTO app_callback_sessions (id, tenant_id, app_name, version_id, action, \
+         external_id, status, created_at) \
+         SELECT id, $2, $3, $4, 'verify', 'ext-' || id, 'pending', now() FROM unnest($1::uuid[]) id",
+    )
+    .bind(&ids)
+    .bind(tenant)
+    .bind(APP)
+    .bind(Uuid::now_v7())
+    .execute(pool)
+    .await
+    .expect("sessions");
+    ids
+}
+
+async fn fresh_callbacks_topic() -> String {
+    let name: &'static str =
+        Box::leak(format!("test.callbacks.{}", Uuid::new_v4().simple()).into_boxed_str());
+    let topic = Topic {
+        name,
+        ..Event::TOPIC
+    };
+    topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
+        .await
+        .expect("topic created");
+    name.to_owned()
+}
+
+async fn recorded(pool: &PgPool, tenant: Uuid) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM app_callback_events WHERE tenant_id = $1")
+        .bind(tenant)
+        .fetch_one(pool)
+        .await
+        .expect("count")
+}
+
+async fn wait_for_recorded(pool: &PgPool, tenant: Uuid, at_least: i64) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while recorded(pool, tenant).await < at_least {
+        assert!(Instant::now() < deadline, "never {at_least} recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
