@@ -19,4 +19,5 @@ mod request_id;
 mod runs;
 mod shutdown;
 mod support;
+mod webhook_races;
 mod webhooks;

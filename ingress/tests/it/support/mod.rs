@@ -6,6 +6,7 @@ pub mod documents;
 pub mod instance;
 pub mod isolation;
 pub mod modules;
+pub mod vendor;
 
 use ingress::Kind;
 use ingress::Role;
