@@ -154,6 +154,12 @@ pub(crate) enum Error {
     /// More work than this instance takes at once: 503 with `Retry-After`, nothing recorded.
     #[error("overloaded")]
     Overloaded { retry_after_seconds: u64 },
+    /// Nothing waits for the applicant (SPEC §4.9).
+    #[error("no hand-off waits")]
+    HandoffUnavailable,
+    /// The app (or the runner) failed the hand-off: 502 with `details.reason`.
+    #[error("hand-off failed ({reason})")]
+    HandoffFailed { reason: &'static str },
 }
 
 /// The code of a stage's refusal (SPEC §7).
@@ -247,6 +253,8 @@ impl HttpError for Error {
             Error::WebhookRejected => StatusCode::UNAUTHORIZED,
             Error::AppWebhookFailed { .. } => StatusCode::BAD_GATEWAY,
             Error::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Error::HandoffUnavailable => StatusCode::CONFLICT,
+            Error::HandoffFailed { .. } => StatusCode::BAD_GATEWAY,
         }
     }
 
@@ -277,6 +285,8 @@ impl HttpError for Error {
             Error::WebhookRejected => "webhook_rejected",
             Error::AppWebhookFailed { .. } => "app_webhook_failed",
             Error::Overloaded { .. } => "overloaded",
+            Error::HandoffUnavailable => "handoff_unavailable",
+            Error::HandoffFailed { .. } => "handoff_failed",
         }
     }
 
@@ -334,6 +344,10 @@ impl HttpError for Error {
             Error::Overloaded {
                 retry_after_seconds,
             } => format!("Too busy to record it now; retry in {retry_after_seconds} s.").into(),
+            Error::HandoffUnavailable => "Nothing waits for the applicant.".into(),
+            Error::HandoffFailed { reason } => {
+                format!("The app failed the hand-off ({reason}).").into()
+            }
         }
     }
 
@@ -352,7 +366,9 @@ impl HttpError for Error {
             }
             Error::AppCallFailed(failure) => Some(json!({ "reason": failure.code.as_str() })),
             Error::CommandTimeout { command_id } => Some(json!({ "commandId": command_id })),
-            Error::AppWebhookFailed { reason, .. } => Some(json!({ "reason": reason })),
+            Error::AppWebhookFailed { reason, .. } | Error::HandoffFailed { reason } => {
+                Some(json!({ "reason": reason }))
+            }
             Error::Overloaded {
                 retry_after_seconds,
             } => Some(json!({ "retryAfterSeconds": retry_after_seconds })),
@@ -369,6 +385,7 @@ impl HttpError for Error {
             | Error::Unavailable(_)
             | Error::MissingExternalId
             | Error::WebhookRejected
+            | Error::HandoffUnavailable
             | Error::Internal(_) => None,
         }
     }

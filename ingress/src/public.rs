@@ -14,6 +14,7 @@ use service::http::observe::{self, Caller as SpanCaller};
 use service::http::{Body, Route, Routed, Router, bearer, request_id, response};
 use tracing::Instrument;
 
+use crate::auth::claims::Kind;
 use crate::auth::{Permission, Principal};
 use crate::body;
 use crate::commands::Origin;
@@ -79,6 +80,9 @@ pub(crate) enum ApiRoute {
     AddDocument,
     ListDocuments,
     GetDocument,
+    OpenSubmission,
+    SubmissionStatus,
+    SubmissionHandoff,
 }
 
 impl Route for PublicRoute {
@@ -120,6 +124,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::AddDocument),
         PublicRoute::Api(ApiRoute::ListDocuments),
         PublicRoute::Api(ApiRoute::GetDocument),
+        PublicRoute::Api(ApiRoute::OpenSubmission),
+        PublicRoute::Api(ApiRoute::SubmissionStatus),
+        PublicRoute::Api(ApiRoute::SubmissionHandoff),
     ];
 
     fn method(self) -> Method {
@@ -159,7 +166,9 @@ impl ApiRoute {
             | ApiRoute::GetDefinitionVersion
             | ApiRoute::GetRun
             | ApiRoute::ListDocuments
-            | ApiRoute::GetDocument => Method::GET,
+            | ApiRoute::GetDocument
+            | ApiRoute::SubmissionStatus
+            | ApiRoute::SubmissionHandoff => Method::GET,
             ApiRoute::UploadApp
             | ApiRoute::PublishVersion
             | ApiRoute::ApproveVersion
@@ -170,7 +179,8 @@ impl ApiRoute {
             | ApiRoute::PublishDefinition
             | ApiRoute::StartRun
             | ApiRoute::CancelRun
-            | ApiRoute::AddDocument => Method::POST,
+            | ApiRoute::AddDocument
+            | ApiRoute::OpenSubmission => Method::POST,
             ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
             ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
                 Method::DELETE
@@ -207,12 +217,16 @@ impl ApiRoute {
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
             ApiRoute::AddDocument | ApiRoute::ListDocuments => "/subjects/{subjectId}/documents",
             ApiRoute::GetDocument => "/subjects/{subjectId}/documents/{id}",
+            ApiRoute::OpenSubmission => "/collection-submissions",
+            ApiRoute::SubmissionStatus => "/collection-submissions/{id}/status",
+            ApiRoute::SubmissionHandoff => "/collection-submissions/{id}/handoff",
         }
     }
 
-    /// The permission a caller's token must hold (SPEC §4.7, §5).
-    fn permission(self) -> Permission {
-        match self {
+    /// The permission a caller's token must hold (SPEC §4.7, §5); `None` for the applicant
+    /// routes, which only the applicant of the submission may call (SPEC §5).
+    fn permission(self) -> Option<Permission> {
+        let permission = match self {
             ApiRoute::ListInvocations
             | ApiRoute::ListCallbacks
             | ApiRoute::GetInvocation
@@ -243,7 +257,10 @@ impl ApiRoute {
             ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
             ApiRoute::AddDocument => Permission::DocumentsWrite,
-        }
+            ApiRoute::OpenSubmission => Permission::RunsWrite,
+            ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff => return None,
+        };
+        Some(permission)
     }
 
     /// The `/apps` routes need a runner and object storage (SPEC §4.7 rule 9).
@@ -456,11 +473,18 @@ async fn authorised(
     request_id: &str,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Error> {
-    let permission = route.permission();
-    if !principal.has(permission) {
-        return Err(Error::Forbidden {
-            permission: permission.as_str(),
-        });
+    match route.permission() {
+        Some(permission) if !principal.has(permission) => {
+            return Err(Error::Forbidden {
+                permission: permission.as_str(),
+            });
+        }
+        None if principal.kind != Kind::Applicant => {
+            return Err(Error::Forbidden {
+                permission: "applicant",
+            });
+        }
+        _ => {}
     }
     if route.needs_apps() {
         state.apps()?;
@@ -524,5 +548,14 @@ async fn authorised(
         }
         ApiRoute::ListDocuments => routes::documents::list(state, principal, subject, query).await,
         ApiRoute::GetDocument => routes::documents::read(state, principal, (subject, id)).await,
+        ApiRoute::OpenSubmission => {
+            routes::collection_submissions::open(state, origin, (&parts, body)).await
+        }
+        ApiRoute::SubmissionStatus => {
+            routes::collection_submissions::status(state, principal, id).await
+        }
+        ApiRoute::SubmissionHandoff => {
+            routes::collection_submissions::handoff(state, principal, id, request_id).await
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod invocations;
 pub mod page;
 pub mod redaction;
 pub mod runs;
+pub mod submissions;
 pub mod tenant;
 
 pub use error::Error;

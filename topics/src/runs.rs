@@ -1,6 +1,7 @@
 //! Commands of a workflow run (README "Definitions and runs"), keyed by the run's id so each run
-//! has one writer. `Start` and `Cancel` come from the API; `Resume` from the pipeline's timer
-//! relay when a run's timer is due (a retry's delay, a callback's timeout).
+//! has one writer. `Start`, `Cancel` and `OpenSubmission` come from the API; `Resume` from the
+//! pipeline's timer relay when a run's timer is due (a retry's delay, a callback's timeout, a
+//! settled callback).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,6 +26,9 @@ pub enum Command {
     Cancel { run_id: Uuid },
     /// A timer of the run is due: the run goes on from its stored state.
     Resume { run_id: Uuid },
+    /// Opens collection submission `submission_id` on the run: the applicant's handle on it
+    /// (README "Hand-off").
+    OpenSubmission { run_id: Uuid, submission_id: Uuid },
 }
 
 impl Command {
@@ -32,7 +36,8 @@ impl Command {
         match self {
             Command::Start { run_id, .. }
             | Command::Cancel { run_id }
-            | Command::Resume { run_id } => *run_id,
+            | Command::Resume { run_id }
+            | Command::OpenSubmission { run_id, .. } => *run_id,
         }
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod app_versions;
 pub(crate) mod approval_settings;
 pub(crate) mod apps;
 pub(crate) mod apps_health;
+pub(crate) mod collection_submissions;
 pub(crate) mod definitions;
 pub(crate) mod documents;
 pub(crate) mod openapi;

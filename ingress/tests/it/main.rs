@@ -10,6 +10,7 @@ mod auth;
 mod definitions;
 mod documents;
 mod envelope;
+mod handoff;
 mod health;
 mod internal;
 mod invocation_totals;

@@ -44,7 +44,13 @@ async fn waiting_run(tenant: &Tenant, app: &str, webhook: Value, timeout_seconds
     let version = tenant
         .published(with_webhook(&manifest, &pending, &webhook))
         .await;
-    assert_eq!(tenant.store_secret(app, "API_KEY", "k").await.0, 200);
+    assert_eq!(
+        tenant
+            .store_secret(app, "API_KEY", "test-secret-value-0123")
+            .await
+            .0,
+        200
+    );
     let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
     let (status, body) = tenant.install(app, install).await;
     assert_eq!(status, 200, "{body}");

@@ -1,6 +1,8 @@
-//! App callback sessions (SPEC §2.3): the list `GET /app-callbacks` answers ([`list`]), and what
-//! the vendor webhook routes look up before any module code runs ([`webhook`]).
+//! App callback sessions (SPEC §2.3): the list `GET /app-callbacks` answers ([`list`]), what
+//! the vendor webhook routes look up before any module code runs ([`webhook`]), and the session
+//! an applicant continues with the vendor ([`handoff`]).
 
+pub mod handoff;
 mod list;
 pub mod webhook;
 

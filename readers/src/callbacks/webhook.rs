@@ -53,7 +53,7 @@ pub async fn external_id_source(
         .and_then(|(_, source)| source))
 }
 
-/// A session a webhook names, with what running its module takes.
+/// A callback session with what running its module takes (for a webhook, a hand-off).
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct Target {
     pub session_id: Uuid,

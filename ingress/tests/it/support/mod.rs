@@ -55,6 +55,26 @@ pub fn token_with(tenant: Uuid, roles: &[Role], perms: &[&str]) -> String {
     .expect("token signs")
 }
 
+/// An applicant's token: acts on `submission` only, with no role.
+pub fn applicant(tenant: Uuid, submission: Uuid) -> String {
+    mint(
+        TokenRequest {
+            tenant,
+            sub: format!("applicant-{}", Uuid::new_v4()),
+            name: "Applicant".into(),
+            kind: Kind::Applicant,
+            roles: vec![],
+            perms: vec![],
+            submission: Some(submission),
+            ttl_seconds: 600,
+            issuer: None,
+            audience: None,
+        },
+        stack().var("JWT_SECRET").as_bytes(),
+    )
+    .expect("token signs")
+}
+
 pub fn admin(tenant: Uuid) -> String {
     token(tenant, &[Role::Admin])
 }

@@ -45,8 +45,8 @@ pub fn module(manifest: &Value, answer: &Value) -> Vec<u8> {
     )
 }
 
-/// A module answering `invoke` with `answer` and `handle_webhook` with `webhook` (the manifest
-/// must say it handles webhooks).
+/// A module answering `invoke` with `answer`, and `handle_webhook` (and `handoff`, when the
+/// manifest names a hand-off SDK) with `webhook`.
 pub fn with_webhook(manifest: &Value, answer: &Value, webhook: &Value) -> Vec<u8> {
     module_invoking(
         manifest,
@@ -64,6 +64,11 @@ pub fn trapping(manifest: &Value) -> Vec<u8> {
 fn module_invoking(manifest: &Value, answer: &Value, invoke: &str, webhook: &Value) -> Vec<u8> {
     let handle_webhook = if manifest["handles"]["webhook"] == true {
         "(func (export \"handle_webhook\") (result i32) (call $answer (i32.const 65536) (i32.const WEBHOOK_LEN)) (i32.const 0))"
+    } else {
+        ""
+    };
+    let handoff = if manifest["handles"]["handoff"].is_string() {
+        "(func (export \"handoff\") (result i32) (call $answer (i32.const 65536) (i32.const WEBHOOK_LEN)) (i32.const 0))"
     } else {
         ""
     };
@@ -94,8 +99,10 @@ fn module_invoking(manifest: &Value, answer: &Value, invoke: &str, webhook: &Val
   (func (export "invoke") (result i32)
     {invoke} (i32.const 0))
   {handle_webhook}
+  {handoff}
 )"#,
         handle_webhook = handle_webhook.replace("WEBHOOK_LEN", &webhook.len().to_string()),
+        handoff = handoff.replace("WEBHOOK_LEN", &webhook.len().to_string()),
         invoke = invoke.replace("ANSWER_LEN", &answer.len().to_string()),
         manifest_text = escape(&manifest),
         manifest_len = manifest.len(),

@@ -2,8 +2,8 @@
 //! keyed by run id on `runs.commands`).
 //!
 //! A command applies like any stage's ([`Stage`]: inbox, one transaction, reply): [`start`]
-//! creates the run, [`cancel`] ends it, `Resume` (a due timer, relayed by [`timers`]) changes
-//! nothing by itself. Then, after the reply, the run goes as far as it can ([`advance`]):
+//! creates the run, [`cancel`] ends it, [`submission`] opens a collection submission on it,
+//! `Resume` (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the reply, the run goes as far as it can ([`advance`]):
 //! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
 //! runner call outside any transaction, [`circuit`] whether it may go out, [`record`] its
 //! invocation record, [`retry`] when to try again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a
@@ -23,6 +23,7 @@ mod retry;
 mod rules;
 mod start;
 mod steps;
+mod submission;
 mod target;
 pub(crate) mod timers;
 
@@ -71,6 +72,10 @@ impl Stage for RunsStage {
             }
             Command::Cancel { run_id } => cancel::apply(tx, tenant, *run_id).await,
             Command::Resume { .. } => Ok(Outcome::done(serde_json::Value::Null)),
+            Command::OpenSubmission {
+                run_id,
+                submission_id,
+            } => submission::open(tx, command, tenant, *run_id, *submission_id).await,
         }
     }
 }

@@ -1,0 +1,136 @@
+//! Collection submissions and the applicant's hand-off (SPEC §4.9, README "Hand-off"):
+//!
+//! - `POST /collection-submissions` `{workflowRunId}` (`runs:write`): opens a submission bound
+//!   to the run, through the runs stage; 201 with it. The wider service issues the applicant a
+//!   token naming it (`kind: applicant`, `submission`).
+//! - `GET /collection-submissions/:id/status` (the applicant of that submission):
+//!   `{id, workflowRunId, runStatus, handoff}`, `handoff` true while the run has a pending
+//!   session of an app that handles hand-off.
+//! - `GET /collection-submissions/:id/handoff` (the same applicant): the module's `handoff`
+//!   export with the install's config, secrets and hosts answers a fresh short-lived token for
+//!   the vendor's browser SDK, or `null` once the vendor has everything; 409
+//!   `handoff_unavailable` when nothing waits, 502 `handoff_failed` when the app fails. The token
+//!   is never stored, logged or audited: it goes from the runner's answer to this one only.
+//!
+//! Another submission's id, for the applicant, is 404, as another tenant's is.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::callbacks::handoff;
+use readers::callbacks::webhook::Target;
+use readers::submissions::{self, Submission};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use service::http::{Body, response};
+use topics::runs::Command;
+use uuid::Uuid;
+
+use crate::auth::Principal;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::Error;
+use crate::install_secrets;
+use crate::path;
+use crate::state::State;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenSubmission {
+    workflow_run_id: Uuid,
+}
+
+pub(crate) async fn open(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+) -> Result<Response<Body>, Error> {
+    let open: OpenSubmission = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let command = Command::OpenSubmission {
+        run_id: open.workflow_run_id,
+        submission_id: Uuid::now_v7(),
+    };
+    let opened = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::CREATED, &opened))
+}
+
+pub(crate) async fn status(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let submission = own_submission(state, principal, id).await?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let waiting = handoff::waiting(&state.pool, tenant, submission.workflow_run_id).await?;
+    Ok(response::json(
+        StatusCode::OK,
+        &json!({
+            "id": submission.id,
+            "workflowRunId": submission.workflow_run_id,
+            "runStatus": submission.run_status,
+            "handoff": waiting.is_some_and(|session| session.installed),
+        }),
+    ))
+}
+
+pub(crate) async fn handoff(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+    request_id: &str,
+) -> Result<Response<Body>, Error> {
+    let runner = state.runner.as_ref().ok_or(Error::AppsUnavailable)?;
+    let submission = own_submission(state, principal, id).await?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let session = handoff::waiting(&state.pool, tenant, submission.workflow_run_id)
+        .await?
+        .filter(|session| session.installed)
+        .ok_or(Error::HandoffUnavailable)?;
+    if state.is_blocked(&session.sha256) {
+        return Err(Error::AppBlocked);
+    }
+    let request = handoff_request(state, &session).await?;
+    let answered = runner
+        .handoff(&request, request_id)
+        .await
+        .map_err(|failure| Error::HandoffFailed {
+            reason: failure.code.as_str(),
+        })?;
+    let answer = answered.answer;
+    if answer["status"] != "ok" {
+        return Err(Error::HandoffFailed { reason: "error" });
+    }
+    Ok(response::json(
+        StatusCode::OK,
+        &json!({ "handoff": answer["handoff"] }),
+    ))
+}
+
+/// The submission the applicant's token names, if `id` is it; anyone else's is absent.
+async fn own_submission(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Submission, Error> {
+    let id = path::id("id", id)?;
+    if principal.submission != Some(id) {
+        return Err(Error::NotFound);
+    }
+    submissions::get(&state.pool, readers::Tenant::new(principal.tenant), id)
+        .await?
+        .ok_or(Error::NotFound)
+}
+
+async fn handoff_request(state: &State, session: &Target) -> Result<Value, Error> {
+    let secrets =
+        install_secrets::opened(state, &state.pool, session.tenant_id, &session.app_name).await?;
+    Ok(json!({
+        "module": session.sha256,
+        "app": { "name": session.app_name, "version": session.version },
+        "call": { "id": Uuid::now_v7(), "tenantId": session.tenant_id },
+        "config": session.config.clone().unwrap_or_else(|| json!({})),
+        "secrets": secrets,
+        "hosts": session.approved_hosts.clone().unwrap_or_default(),
+        "memoryMiB": session.manifest["memoryMiB"],
+        "externalId": session.external_id,
+    }))
+}

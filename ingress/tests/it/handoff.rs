@@ -1,0 +1,246 @@
+//! The applicant's hand-off (SPEC §4.9, README "Hand-off") through the stack: a run waits on a
+//! session of an app that handles hand-off; a submission is opened on the run; its applicant
+//! sees `handoff: true` and gets the module's fresh token, which no log line, table or audit
+//! row ever holds; once the session settles nothing waits (409). Another submission's id is
+//! 404 for the applicant, and the routes are the applicant's only.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::runs::{until, workflow};
+use crate::support::apps::{Tenant, call_with};
+use crate::support::instance::Instance;
+use crate::support::modules::{manifest, with_webhook};
+use crate::support::{applicant, assert_envelope, client, database};
+
+/// The hand-off token the test module answers: it must never be written anywhere.
+const TOKEN: &str = "handoff-canary-token-7d41";
+
+/// Installs `app`, whose asynchronous `check` waits for a webhook and whose `handoff` (and
+/// `handle_webhook`) answer `answer`; starts a run of it and opens a submission on the run.
+async fn waiting_submission(tenant: &Tenant, app: &str, answer: Value) -> (Value, Uuid) {
+    let mut manifest = manifest(app, "1.0.0");
+    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": 600});
+    manifest["handles"] = json!({"webhook": true, "handoff": "vendor-sdk"});
+    let pending = json!({"status": "pending", "externalId": "hs-1"});
+    let version = tenant
+        .published(with_webhook(&manifest, &pending, &answer))
+        .await;
+    assert_eq!(
+        tenant
+            .store_secret(app, "API_KEY", "test-secret-value-0123")
+            .await
+            .0,
+        200
+    );
+    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
+    assert_eq!(tenant.install(app, install).await.0, 200);
+    workflow(
+        tenant,
+        app,
+        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
+                "input": {"name": "Ada"}}]),
+    )
+    .await;
+    let (status, run) = tenant
+        .call(
+            Method::POST,
+            "/workflow-runs",
+            Some(json!({"definitionKey": app})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    until(tenant, &run, &["waiting_callback"]).await;
+    let (status, submission) = tenant
+        .call(
+            Method::POST,
+            "/collection-submissions",
+            Some(json!({"workflowRunId": run["id"]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{submission}");
+    assert_eq!(submission["workflowRunId"], run["id"]);
+    let id = Uuid::try_parse(submission["id"].as_str().expect("id")).expect("uuid");
+    (run, id)
+}
+
+#[tokio::test]
+async fn the_applicant_gets_a_fresh_token_while_a_session_waits_and_it_is_kept_nowhere() {
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let api = Instance::start_logging_to(&[], log.path()).await;
+    let tenant = Tenant::new();
+    let answer = json!({"status": "ok", "handoff":
+        {"sdk": "vendor-sdk", "token": TOKEN, "expiresAt": "2026-11-25T02:00:00Z"}});
+    let (run, submission) = waiting_submission(&tenant, "handoff-app", answer).await;
+    let token = applicant(tenant.id, submission);
+    let get = |path: String, token: String| {
+        let request = client().get(api.url(&path)).bearer_auth(token);
+        async move { request.send().await.expect("request") }
+    };
+
+    let status: Value = get(
+        format!("/collection-submissions/{submission}/status"),
+        token.clone(),
+    )
+    .await
+    .json()
+    .await
+    .expect("JSON");
+    assert_eq!(
+        status,
+        json!({"id": submission, "workflowRunId": run["id"], "runStatus": "waiting_callback",
+               "handoff": true})
+    );
+    let response = get(
+        format!("/collection-submissions/{submission}/handoff"),
+        token.clone(),
+    )
+    .await;
+    assert_eq!(response.status().as_u16(), 200);
+    let handoff: Value = response.json().await.expect("JSON");
+    assert_eq!(handoff["handoff"]["token"], TOKEN);
+    assert_eq!(handoff["handoff"]["sdk"], "vendor-sdk");
+
+    // Another submission's id, the admin on an applicant route, an applicant elsewhere.
+    let other = Uuid::now_v7();
+    assert_envelope(
+        get(
+            format!("/collection-submissions/{other}/status"),
+            token.clone(),
+        )
+        .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_envelope(
+        get(
+            format!("/collection-submissions/{other}/handoff"),
+            applicant(tenant.id, other),
+        )
+        .await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_envelope(
+        get(
+            format!("/collection-submissions/{submission}/handoff"),
+            tenant.token.clone(),
+        )
+        .await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let (status, _) = call_with(&token, Method::GET, "/apps", None).await;
+    assert_eq!(status, 403, "an applicant holds no other permission");
+
+    // The token went from the runner's answer to the applicant, and nowhere else.
+    let pool = database().await;
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM audit_events WHERE payload::text LIKE '%' || $1 || '%') \
+              + (SELECT count(*) FROM app_callback_sessions WHERE output::text LIKE '%' || $1 || '%') \
+              + (SELECT count(*) FROM inbox WHERE outcome::text LIKE '%' || $1 || '%')",
+    )
+    .bind(TOKEN)
+    .fetch_one(&pool)
+    .await
+    .expect("search");
+    assert_eq!(stored, 0);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let logged = std::fs::read_to_string(log.path()).expect("log");
+    assert!(
+        logged.contains("/handoff"),
+        "the instance logged the requests"
+    );
+    assert!(!logged.contains(TOKEN), "the hand-off token is in the log");
+
+    // Once the session settles, nothing waits.
+    let webhook = client()
+        .post(api.url(&format!(
+            "/webhooks/apps/handoff-app/tenants/{}?externalId=hs-1",
+            tenant.id
+        )))
+        .body("{}")
+        .send()
+        .await
+        .expect("request");
+    // The module answers hand-off JSON to the webhook too: not an event, so 502; settle by
+    // cancelling the run instead.
+    assert_eq!(webhook.status().as_u16(), 502);
+    let path = format!("/workflow-runs/{}/cancel", run["id"].as_str().expect("id"));
+    assert_eq!(tenant.call(Method::POST, &path, None).await.0, 200);
+    let status: Value = get(
+        format!("/collection-submissions/{submission}/status"),
+        token.clone(),
+    )
+    .await
+    .json()
+    .await
+    .expect("JSON");
+    assert_eq!(
+        (&status["handoff"], &status["runStatus"]),
+        (&json!(false), &json!("cancelled"))
+    );
+    assert_envelope(
+        get(
+            format!("/collection-submissions/{submission}/handoff"),
+            token,
+        )
+        .await,
+        409,
+        "handoff_unavailable",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_vendor_with_everything_answers_null_and_a_failing_app_502() {
+    let tenant = Tenant::new();
+    let (_, done) = waiting_submission(
+        &tenant,
+        "handoff-done",
+        json!({"status": "ok", "handoff": null}),
+    )
+    .await;
+    let (status, answer) = call_with(
+        &applicant(tenant.id, done),
+        Method::GET,
+        &format!("/collection-submissions/{done}/handoff"),
+        None,
+    )
+    .await;
+    assert_eq!((status, answer), (200, json!({"handoff": null})));
+
+    let failing = json!({"status": "error", "message": "vendor down"});
+    let (_, broken) = waiting_submission(&tenant, "handoff-broken", failing).await;
+    let (status, answer) = call_with(
+        &applicant(tenant.id, broken),
+        Method::GET,
+        &format!("/collection-submissions/{broken}/handoff"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, &answer["error"]["code"]),
+        (502, &json!("handoff_failed")),
+        "{answer}"
+    );
+
+    // A submission names a run of the tenant.
+    let (status, refused) = tenant
+        .call(
+            Method::POST,
+            "/collection-submissions",
+            Some(json!({"workflowRunId": Uuid::now_v7()})),
+        )
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (404, &json!("not_found"))
+    );
+}
