@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use readers::apps::installs;
+use readers::apps::installs::{self, SealedSecret};
 use sqlx::PgExecutor;
 use topics::sealed::Sealed;
 use uuid::Uuid;
@@ -20,6 +20,16 @@ pub(crate) async fn opened(
     app: &str,
 ) -> Result<BTreeMap<String, String>, Error> {
     let sealed = installs::sealed_secrets(executor, readers::Tenant::new(tenant), app).await?;
+    open(state, tenant, app, sealed)
+}
+
+/// The values of `sealed`, already read with the rest of the install.
+pub(crate) fn open(
+    state: &State,
+    tenant: Uuid,
+    app: &str,
+    sealed: Vec<SealedSecret>,
+) -> Result<BTreeMap<String, String>, Error> {
     if sealed.is_empty() {
         return Ok(BTreeMap::new());
     }

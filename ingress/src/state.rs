@@ -17,7 +17,7 @@ use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
-use crate::routes::webhooks::EventClaims;
+use crate::routes::webhooks::{EventClaims, ExternalIdSources};
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -42,6 +42,8 @@ pub(crate) struct Inner {
     pub(crate) webhook_claims: EventClaims,
     /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
     pub(crate) webhooks_in_flight: Arc<Semaphore>,
+    /// Where each app says a webhook's external id is.
+    pub(crate) external_id_sources: ExternalIdSources,
 }
 
 impl std::ops::Deref for State {
@@ -123,6 +125,7 @@ impl State {
             metrics,
             webhook_claims: EventClaims::new(redis_for_claims),
             webhooks_in_flight,
+            external_id_sources: ExternalIdSources::default(),
         })))
     }
 }

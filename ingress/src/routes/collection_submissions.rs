@@ -88,7 +88,7 @@ pub(crate) async fn handoff(
     if state.is_blocked(&session.sha256) {
         return Err(Error::AppBlocked);
     }
-    let request = handoff_request(state, &session).await?;
+    let request = handoff_request(state, &session)?;
     let answered = runner
         .handoff(&request, request_id)
         .await
@@ -120,9 +120,9 @@ async fn own_submission(
         .ok_or(Error::NotFound)
 }
 
-async fn handoff_request(state: &State, session: &Target) -> Result<Value, Error> {
-    let secrets =
-        install_secrets::opened(state, &state.pool, session.tenant_id, &session.app_name).await?;
+fn handoff_request(state: &State, session: &Target) -> Result<Value, Error> {
+    let sealed = session.sealed_secrets();
+    let secrets = install_secrets::open(state, session.tenant_id, &session.app_name, sealed)?;
     Ok(json!({
         "module": session.sha256,
         "app": { "name": session.app_name, "version": session.version },

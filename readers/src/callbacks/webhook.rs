@@ -11,6 +11,7 @@ use serde_json::Value;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
+use crate::apps::installs::SealedSecret;
 use crate::apps::newest_first;
 use crate::{Error, Tenant};
 
@@ -24,7 +25,8 @@ pub enum Publisher {
 }
 
 impl Publisher {
-    fn tenant(self) -> Option<Uuid> {
+    /// The publishing tenant; `None` for the platform.
+    pub fn tenant(self) -> Option<Uuid> {
         match self {
             Publisher::Platform => None,
             Publisher::Tenant(tenant) => Some(tenant.id()),
@@ -72,7 +74,50 @@ pub struct Target {
     pub installed: bool,
     pub config: Option<Value>,
     pub approved_hosts: Option<Vec<String>>,
+    /// The install's sealed secrets, column by column (one round trip reads everything).
+    secret_names: Vec<String>,
+    key_ids: Vec<String>,
+    nonces: Vec<Vec<u8>>,
+    ciphertexts: Vec<Vec<u8>>,
 }
+
+impl Target {
+    /// The install's secrets as sealed by the API.
+    pub fn sealed_secrets(&self) -> Vec<SealedSecret> {
+        self.secret_names
+            .iter()
+            .zip(&self.key_ids)
+            .zip(self.nonces.iter().zip(&self.ciphertexts))
+            .map(|((name, key_id), (nonce, ciphertext))| SealedSecret {
+                name: name.clone(),
+                key_id: key_id.clone(),
+                nonce: nonce.clone(),
+                ciphertext: ciphertext.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The columns of a [`Target`], from `app_callback_sessions s`, `app_versions v` and the
+/// install `i` (left-joined); a macro so queries stay `&'static str`.
+macro_rules! target_columns {
+    () => {
+        "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
+         s.version_id, v.version, v.sha256, v.manifest, i.tenant_id IS NOT NULL AS installed, \
+         i.config, i.approved_hosts, \
+         ARRAY(SELECT x.name FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS secret_names, \
+         ARRAY(SELECT x.key_id FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS key_ids, \
+         ARRAY(SELECT x.nonce FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS nonces, \
+         ARRAY(SELECT x.ciphertext FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS ciphertexts \
+         FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
+         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name "
+    };
+}
+pub(super) use target_columns;
 
 /// The session of `app` the vendor's `external_id` names for `publisher`: a pending one first,
 /// else the newest (so a vendor that reuses ids across tenants or time reaches the session
@@ -83,14 +128,8 @@ pub async fn find(
     app: &str,
     external_id: &str,
 ) -> Result<Option<Target>, Error> {
-    let mut query = QueryBuilder::<Postgres>::new(
-        "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
-         s.version_id, v.version, v.sha256, v.manifest, i.tenant_id IS NOT NULL AS installed, \
-         i.config, i.approved_hosts \
-         FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
-         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name \
-         WHERE s.app_name = ",
-    );
+    let mut query =
+        QueryBuilder::<Postgres>::new(concat!(target_columns!(), "WHERE s.app_name = "));
     query.push_bind(app);
     query.push(" AND s.external_id = ");
     query.push_bind(external_id);

@@ -19,6 +19,7 @@
 mod claims;
 mod external_id;
 mod request;
+mod sources;
 
 use std::time::Duration;
 
@@ -36,6 +37,7 @@ use uuid::Uuid;
 
 use self::claims::Claim;
 pub(crate) use self::claims::EventClaims;
+pub(crate) use self::sources::ExternalIdSources;
 use crate::error::Error;
 use crate::install_secrets;
 use crate::state::State;
@@ -74,7 +76,12 @@ pub(crate) async fn receive(
 
     let declared = match external_id::read(None, &parts.headers, query, &body) {
         Some(_) => None,
-        None => webhook::external_id_source(&state.pool, publisher, app).await?,
+        None => {
+            state
+                .external_id_sources
+                .of(&state.pool, publisher, app)
+                .await?
+        }
     };
     let external_id = external_id::read(declared.as_ref(), &parts.headers, query, &body)
         .ok_or(Error::MissingExternalId)?;
@@ -139,7 +146,7 @@ async fn handle(
     module_request: Value,
     request_id: &str,
 ) -> Result<CallAnswer, Error> {
-    let secrets = install_secrets::opened(state, &state.pool, target.tenant_id, app).await?;
+    let secrets = install_secrets::open(state, target.tenant_id, app, target.sealed_secrets())?;
     let mut call = json!({ "id": Uuid::now_v7(), "tenantId": target.tenant_id });
     if let Some(base) = &state.config.webhook_public_url {
         call["callbackUrl"] = Value::String(match tenant {
