@@ -617,3 +617,63 @@ async fn the_client_address_is_what_a_trusted_proxy_says_it_is() {
         .body("{}");
     assert_envelope(response.send().await.expect("request"), 429, "rate_limited").await;
 }
+
+#[tokio::test]
+async fn a_repeat_whose_event_id_the_app_declares_is_answered_without_the_module() {
+    let tenant = Tenant::new();
+    let app = "hook-declared";
+    let mut manifest = manifest(app, "1.0.0");
+    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": 600});
+    manifest["handles"] = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"},
+                                 "webhookEventId": {"header": "x-event-id"}});
+    let pending = json!({"status": "pending", "externalId": EXTERNAL_ID});
+    let completed = event("evt-h", "completed", json!({"output": {}}));
+    let version = tenant
+        .published(with_webhook(&manifest, &pending, &completed))
+        .await;
+    assert_eq!(
+        tenant
+            .store_secret(app, "API_KEY", "test-secret-value-0123")
+            .await
+            .0,
+        200
+    );
+    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
+    assert_eq!(tenant.install(app, install).await.0, 200);
+    workflow(
+        &tenant,
+        app,
+        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
+                "input": {"name": "Ada"}}]),
+    )
+    .await;
+    let (_, run) = tenant
+        .call(
+            Method::POST,
+            "/workflow-runs",
+            Some(json!({"definitionKey": app})),
+        )
+        .await;
+    until(&tenant, &run, &["waiting_callback"]).await;
+    let deliver = |url: String, event_id: &'static str| async move {
+        client()
+            .post(url)
+            .header("x-event-id", event_id)
+            .json(&vendor_body())
+            .send()
+            .await
+            .expect("request")
+    };
+
+    let first = deliver(tenant_route(&tenant, app), "evt-h").await;
+    assert_eq!(first.status().as_u16(), 202);
+    // An instance whose runner does not answer: only a repeat it can answer alone succeeds.
+    let blind = Instance::start(&[("APP_RUNNER_URL", "http://127.0.0.1:9")]).await;
+    let url = blind.url(&format!("/webhooks/apps/{app}/tenants/{}", tenant.id));
+    let repeat = deliver(url.clone(), "evt-h").await;
+    assert_eq!(repeat.status().as_u16(), 200);
+    let answer: Value = repeat.json().await.expect("JSON");
+    assert_eq!(answer, json!({"received": false, "duplicate": true}));
+    let unknown = deliver(url, "evt-other").await;
+    assert_envelope(unknown, 502, "app_webhook_failed").await;
+}

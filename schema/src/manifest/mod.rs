@@ -147,12 +147,16 @@ pub struct Handles {
     /// Where a webhook's external id is when the URL has no `?externalId=`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_external_id: Option<ExternalIdSource>,
+    /// Where a webhook's event id is, when the platform can read it without the module (beyond
+    /// SPEC §2.8): a repeat of a recorded event is then answered without running the module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_event_id: Option<ExternalIdSource>,
     /// The vendor browser SDK the applicant continues in; the module exports `handoff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<String>,
 }
 
-/// Where a webhook's external id is read from.
+/// Where a webhook's external (or event) id is read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum ExternalIdSource {

@@ -37,7 +37,9 @@ pub(super) fn issues(error: &ValidationError<'_>, issues: &mut Vec<Issue>) {
                 ),
             ));
         }
-        ValidationErrorKind::OneOfNotValid { .. } if at == "/handles/webhookExternalId" => {
+        ValidationErrorKind::OneOfNotValid { .. }
+            if at == "/handles/webhookExternalId" || at == "/handles/webhookEventId" =>
+        {
             issues.push(Issue::new(
                 at,
                 "must be one of {\"json\": JSON Pointer such as \"/data/id\"}, \

@@ -56,6 +56,7 @@ fn valid() -> Value {
         "handles": {
             "webhook": true,
             "webhookExternalId": { "json": "/data/id" },
+            "webhookEventId": { "header": "x-acme-event" },
             "handoff": "acme-web-sdk"
         }
     })
@@ -135,6 +136,7 @@ fn a_full_manifest_is_parsed_into_typed_fields() {
         Handles {
             webhook: true,
             webhook_external_id: Some(ExternalIdSource::Json("/data/id".into())),
+            webhook_event_id: Some(ExternalIdSource::Header("x-acme-event".into())),
             handoff: Some("acme-web-sdk".into()),
         }
     );
@@ -368,6 +370,11 @@ fn every_invalid_variant_is_reported_at_its_path() {
             Some(json!({"json": "/a", "query": "id"})),
             "/handles/webhookExternalId",
         ),
+        (
+            "/handles/webhookEventId",
+            Some(json!({"header": "X-Event-Id"})),
+            "/handles/webhookEventId",
+        ),
         ("/handles/handoff", Some(json!("")), "/handles/handoff"),
         ("/handles/extra", Some(json!(true)), "/handles/extra"),
         ("/extra", Some(json!(1)), "/extra"),
@@ -392,6 +399,15 @@ fn cross_field_rules_are_reported_at_the_field_that_breaks_them() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].path, "/actions/check/async");
     // Where to read an external id only matters with webhooks.
+    let mut manifest = minimal();
+    manifest["handles"] = json!({ "webhookEventId": { "header": "x-event-id" } });
+    assert!(
+        issues(&manifest)
+            .iter()
+            .any(|i| i.path == "/handles/webhook"),
+        "{:#?}",
+        issues(&manifest)
+    );
     let mut manifest = minimal();
     manifest["handles"] = json!({ "webhookExternalId": { "query": "id" } });
     assert!(

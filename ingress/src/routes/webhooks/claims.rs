@@ -74,9 +74,20 @@ impl EventClaims {
             .cloned()
     }
 
+    /// Whether `event_id` of the tenant's `app` is known recorded (Redis only: a fast path; an
+    /// unknown or unreachable answer is `false`, and the delivery goes the whole way).
+    pub(super) async fn is_recorded(&self, tenant: Uuid, app: &str, event_id: &str) -> bool {
+        let key = key(tenant, app, event_id);
+        let found: redis::RedisResult<Option<String>> = match self.connection().await {
+            Ok(mut connection) => connection.get(&key).await,
+            Err(error) => Err(error),
+        };
+        matches!(found, Ok(Some(value)) if value == RECORDED)
+    }
+
     /// Claims `event_id` of the tenant's `app`.
     pub(super) async fn claim(&self, tenant: Uuid, app: &str, event_id: &str) -> Claim {
-        let key = format!("webhook-event:{tenant}:{app}:{event_id}");
+        let key = key(tenant, app, event_id);
         match self.try_claim(&key).await {
             Ok(claim) => claim,
             Err(error) => {
@@ -111,6 +122,10 @@ impl EventClaims {
             }
         }
     }
+}
+
+fn key(tenant: Uuid, app: &str, event_id: &str) -> String {
+    format!("webhook-event:{tenant}:{app}:{event_id}")
 }
 
 impl Held {

@@ -4,10 +4,11 @@
 //!
 //! In the order SPEC §4.8 sets:
 //! 1. the external id, from `?externalId=` or where the publisher's newest published version
-//!    declares it ([`external_id`]); no module code runs before the tenant is known;
+//!    declares it ([`declared`]); no module code runs before the tenant is known;
 //! 2. the session it names, and so the tenant, the install and the version that started it;
 //! 3. that version's `handle_webhook`, with the install's config, secrets and hosts
-//!    ([`request`] is what the module reads);
+//!    ([`request`] is what the module reads), unless the version declares where the event id
+//!    is and that event was recorded already (a repeat is answered without the module);
 //! 4. the event: claimed ([`claims`]) so one delivery records it, produced to
 //!    `callbacks.events` (keyed by session; `acks=all`), and answered once it is on the log.
 //!    The callbacks stage records it and settles the session, first wins.
@@ -17,7 +18,7 @@
 //! effect is one settlement whatever the answers.
 
 mod claims;
-mod external_id;
+mod declared;
 mod request;
 mod sources;
 
@@ -74,7 +75,7 @@ pub(crate) async fn receive(
     let body = crate::body::read(&parts.headers, body, BODY_LIMIT).await?;
     let query = parts.uri.query();
 
-    let declared = match external_id::read(None, &parts.headers, query, &body) {
+    let source = match declared::external_id(None, &parts.headers, query, &body) {
         Some(_) => None,
         None => {
             state
@@ -83,7 +84,7 @@ pub(crate) async fn receive(
                 .await?
         }
     };
-    let external_id = external_id::read(declared.as_ref(), &parts.headers, query, &body)
+    let external_id = declared::external_id(source.as_ref(), &parts.headers, query, &body)
         .ok_or(Error::MissingExternalId)?;
 
     let target = webhook::find(&state.pool, publisher, app, &external_id)
@@ -94,6 +95,15 @@ pub(crate) async fn receive(
     }
     if state.is_blocked(&target.sha256) {
         return Err(Error::AppBlocked);
+    }
+    // A repeat whose event id the version lets us read is answered without running the module.
+    if let Some(event_id) = declared::event_id(&target.manifest, &parts.headers, query, &body)
+        && state
+            .webhook_claims
+            .is_recorded(target.tenant_id, &target.app_name, &event_id)
+            .await
+    {
+        return Ok(duplicate());
     }
 
     let module_request = request::of(&parts.method, &parts.headers, query, &body);

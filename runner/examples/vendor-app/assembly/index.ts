@@ -21,7 +21,7 @@ const MAX_EXTERNAL_ID = 200;
 const MANIFEST = `{
   "interface": 1,
   "name": "vendor-app",
-  "version": "1.0.0",
+  "version": "1.1.0",
   "description": "Sanctions and PEP screening (check) and document-based identity verification (verify) by Example KYC.",
   "vendor": "Example KYC Ltd.",
   "secrets": [{"name": "API_KEY"}],
@@ -76,7 +76,7 @@ const MANIFEST = `{
       "async": {"callbackTimeoutSeconds": 3600}
     }
   },
-  "handles": {"webhook": true, "webhookExternalId": {"json": "/sessionId"}},
+  "handles": {"webhook": true, "webhookExternalId": {"json": "/sessionId"}, "webhookEventId": {"json": "/eventId"}},
   "memoryMiB": 16
 }`;
 

@@ -140,7 +140,7 @@ const scenarios = {
     const { answer: m } = runCall("manifest", {}, { secrets: {} });
     assert.equal(m.interface, 1);
     assert.equal(m.name, "vendor-app");
-    assert.equal(m.version, "1.0.0");
+    assert.equal(m.version, "1.1.0");
     assert.deepEqual(m.secrets, [{ name: "API_KEY" }]);
     assert.deepEqual(m.hosts, ["127.0.0.1"]);
     assert.deepEqual(m.configSchema.required, ["baseUrl"]);
@@ -149,7 +149,11 @@ const scenarios = {
     assert.equal(m.actions.check.timeoutMs, 5000);
     assert.equal(m.actions.check.idempotent, true);
     assert.deepEqual(m.actions.verify.async, { callbackTimeoutSeconds: 3600 });
-    assert.deepEqual(m.handles, { webhook: true, webhookExternalId: { json: "/sessionId" } });
+    assert.deepEqual(m.handles, {
+      webhook: true,
+      webhookExternalId: { json: "/sessionId" },
+      webhookEventId: { json: "/eventId" },
+    });
     assert.equal(m.memoryMiB, 16);
     return JSON.stringify(m).slice(0, 100) + "...";
   },
