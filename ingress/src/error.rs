@@ -145,12 +145,10 @@ pub(crate) enum Error {
     /// The module rejected the webhook (SPEC §4.8).
     #[error("webhook rejected by the module")]
     WebhookRejected,
-    /// The module or the runner failed on a webhook: 502 with `details.reason`.
-    #[error("webhook failed ({reason}): {message}")]
-    AppWebhookFailed {
-        reason: &'static str,
-        message: String,
-    },
+    /// The module or the runner failed on a webhook: 502 with `details.reason` (the module's
+    /// own words are the vendor's business, never logged).
+    #[error("webhook failed ({reason})")]
+    AppWebhookFailed { reason: &'static str },
     /// More work than this instance takes at once: 503 with `Retry-After`, nothing recorded.
     #[error("overloaded")]
     Overloaded { retry_after_seconds: u64 },
@@ -338,7 +336,7 @@ impl HttpError for Error {
                 "No external id: give ?externalId= or send it where the app reads it.".into()
             }
             Error::WebhookRejected => "The app rejected the webhook.".into(),
-            Error::AppWebhookFailed { reason, .. } => {
+            Error::AppWebhookFailed { reason } => {
                 format!("The app failed reading the webhook ({reason}).").into()
             }
             Error::Overloaded {
@@ -366,7 +364,7 @@ impl HttpError for Error {
             }
             Error::AppCallFailed(failure) => Some(json!({ "reason": failure.code.as_str() })),
             Error::CommandTimeout { command_id } => Some(json!({ "commandId": command_id })),
-            Error::AppWebhookFailed { reason, .. } | Error::HandoffFailed { reason } => {
+            Error::AppWebhookFailed { reason } | Error::HandoffFailed { reason } => {
                 Some(json!({ "reason": reason }))
             }
             Error::Overloaded {

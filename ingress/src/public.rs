@@ -395,8 +395,17 @@ async fn webhook(
     };
     let result = received.instrument(span.clone()).await;
     let mut answer = result.unwrap_or_else(|error| {
-        if error.is_server_fault() {
-            tracing::error!(parent: &span, %error, "webhook failed");
+        match &error {
+            // Shedding load and a vendor's module failing are the vendor's to retry, not ours
+            // to page on: the access line counts them.
+            Error::Overloaded { .. } => tracing::debug!(parent: &span, "webhook shed"),
+            Error::AppWebhookFailed { reason } => {
+                tracing::warn!(parent: &span, reason, "the app failed reading a webhook");
+            }
+            error if error.is_server_fault() => {
+                tracing::error!(parent: &span, %error, "webhook failed");
+            }
+            _ => {}
         }
         response::error(&error, request_id)
     });

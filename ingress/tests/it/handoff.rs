@@ -4,8 +4,6 @@
 //! row ever holds; once the session settles nothing waits (409). Another submission's id is
 //! 404 for the applicant, and the routes are the applicant's only.
 
-use std::time::Duration;
-
 use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -104,24 +102,22 @@ async fn the_applicant_gets_a_fresh_token_while_a_session_waits_and_it_is_kept_n
     assert_eq!(handoff["handoff"]["token"], TOKEN);
     assert_eq!(handoff["handoff"]["sdk"], "vendor-sdk");
 
-    // Another submission's id, the admin on an applicant route, an applicant elsewhere.
-    let other = Uuid::now_v7();
+    // Another submission of the same tenant, one of another tenant, one that does not exist:
+    // all absent for this applicant.
+    let nothing = json!({"status": "ok", "handoff": null});
+    let (_, sibling) = waiting_submission(&tenant, "handoff-sibling", nothing.clone()).await;
+    let stranger = Tenant::new();
+    let (_, foreign) = waiting_submission(&stranger, "handoff-app", nothing).await;
+    for other in [sibling, foreign, Uuid::now_v7()] {
+        for route in ["status", "handoff"] {
+            let path = format!("/collection-submissions/{other}/{route}");
+            assert_envelope(get(path, token.clone()).await, 404, "not_found").await;
+        }
+    }
+    // A token naming the stranger's submission under this tenant finds nothing either.
+    let path = format!("/collection-submissions/{foreign}/handoff");
     assert_envelope(
-        get(
-            format!("/collection-submissions/{other}/status"),
-            token.clone(),
-        )
-        .await,
-        404,
-        "not_found",
-    )
-    .await;
-    assert_envelope(
-        get(
-            format!("/collection-submissions/{other}/handoff"),
-            applicant(tenant.id, other),
-        )
-        .await,
+        get(path, applicant(tenant.id, foreign)).await,
         404,
         "not_found",
     )
@@ -151,14 +147,6 @@ async fn the_applicant_gets_a_fresh_token_while_a_session_waits_and_it_is_kept_n
     .await
     .expect("search");
     assert_eq!(stored, 0);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let logged = std::fs::read_to_string(log.path()).expect("log");
-    assert!(
-        logged.contains("/handoff"),
-        "the instance logged the requests"
-    );
-    assert!(!logged.contains(TOKEN), "the hand-off token is in the log");
-
     // Once the session settles, nothing waits.
     let webhook = client()
         .post(api.url(&format!(
@@ -196,6 +184,25 @@ async fn the_applicant_gets_a_fresh_token_while_a_session_waits_and_it_is_kept_n
         "handoff_unavailable",
     )
     .await;
+
+    // Stopped, the instance has written every line; the stack's runner ran the exports.
+    let mut api = api;
+    assert!(api.terminate().success());
+    let logged = std::fs::read_to_string(log.path()).expect("log");
+    assert!(
+        logged.contains("/handoff"),
+        "the instance logged the requests"
+    );
+    assert!(
+        !logged.contains(TOKEN),
+        "the hand-off token is in the API's log"
+    );
+    let runner_log = crate::support::repo_root().join(".stack/logs/runner.log");
+    let runner_logged = std::fs::read_to_string(runner_log).unwrap_or_default();
+    assert!(
+        !runner_logged.contains(TOKEN),
+        "the hand-off token is in the runner's log"
+    );
 }
 
 #[tokio::test]

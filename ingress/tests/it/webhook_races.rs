@@ -224,9 +224,10 @@ struct Outcome {
     run_error: Option<String>,
 }
 
-/// Posts one vendor event until it is answered other than 503 (the vendor retries), and
-/// answers that status.
+/// Posts one vendor event until it is answered other than 503 (the vendor retries), for at
+/// most two minutes, and answers that status.
 async fn deliver(url: &str, body: Value) -> u16 {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     loop {
         let response = client()
             .post(url)
@@ -235,7 +236,7 @@ async fn deliver(url: &str, body: Value) -> u16 {
             .await
             .expect("request");
         let status = response.status().as_u16();
-        if status != 503 {
+        if status != 503 || tokio::time::Instant::now() > deadline {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -88,6 +88,18 @@ async fn post(url: &str, body: &Value) -> (u16, Value) {
     (status, response.json().await.expect("JSON"))
 }
 
+/// Posts as a vendor retrying 503 (`Retry-After`) does, for at most a minute.
+async fn post_until_answered(url: &str, body: &Value) -> (u16, Value) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, answer) = post(url, body).await;
+        if status != 503 || tokio::time::Instant::now() > deadline {
+            return (status, answer);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn vendor_body() -> Value {
     json!({"sessionId": EXTERNAL_ID, "result": "whatever the vendor says"})
 }
@@ -330,14 +342,26 @@ async fn ignored_rejected_and_failing_modules_change_nothing() {
         let session = session_of(&tenant, &run).await;
         assert_eq!(session["status"], "pending", "{app}");
     }
-    // Nothing was produced for any of them: no event rows at all for the tenant.
+    // Nothing was produced for any of them. The stage applies a moment after the answers: an
+    // event produced after theirs and seen recorded bounds the wait for anything they produced.
+    let barrier = event(
+        "evt-barrier",
+        "completed",
+        json!({"output": {"verified": true}}),
+    );
+    let run = waiting_run(&tenant, "hook-barrier", barrier, 600).await;
+    let (status, _) = post(&tenant_route(&tenant, "hook-barrier"), &vendor_body()).await;
+    assert_eq!(status, 202);
+    recorded_events(&session_of(&tenant, &run).await, 1).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     let pool = database().await;
-    let events: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM app_callback_events WHERE tenant_id = $1")
-            .bind(tenant.id)
-            .fetch_one(&pool)
-            .await
-            .expect("count");
+    let events: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM app_callback_events WHERE tenant_id = $1 AND app_name <> 'hook-barrier'",
+    )
+    .bind(tenant.id)
+    .fetch_one(&pool)
+    .await
+    .expect("count");
     assert_eq!(events, 0);
 }
 
@@ -481,7 +505,7 @@ async fn fifty_concurrent_copies_of_one_event_are_received_once() {
     let url = tenant_route(&tenant, "hook-copies");
 
     let body = vendor_body();
-    let copies = (0..50).map(|_| post(&url, &body));
+    let copies = (0..50).map(|_| post_until_answered(&url, &body));
     let answers = futures::future::join_all(copies).await;
     let received: Vec<_> = answers
         .iter()
@@ -676,4 +700,41 @@ async fn a_repeat_whose_event_id_the_app_declares_is_answered_without_the_module
     assert_eq!(answer, json!({"received": false, "duplicate": true}));
     let unknown = deliver(url, "evt-other").await;
     assert_envelope(unknown, 502, "app_webhook_failed").await;
+}
+
+#[tokio::test]
+async fn a_platform_external_id_that_names_sessions_of_two_tenants_reaches_neither() {
+    let pool = database().await;
+    let version: Uuid = sqlx::query_scalar(
+        "SELECT id FROM app_versions WHERE tenant_id IS NULL AND name = 'vendor-app' \
+         AND status = 'published' LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("the catalogue's vendor-app");
+    let external_id = format!("shared-{}", Uuid::now_v7());
+    for tenant in [Uuid::new_v4(), Uuid::new_v4()] {
+        sqlx::query(
+            "INSERT INTO app_callback_sessions (id, tenant_id, app_name, version_id, action, \
+             external_id, status, created_at) \
+             VALUES ($1, $2, 'vendor-app', $3, 'verify', $4, 'pending', now())",
+        )
+        .bind(Uuid::now_v7())
+        .bind(tenant)
+        .bind(version)
+        .bind(&external_id)
+        .execute(&pool)
+        .await
+        .expect("session");
+    }
+    let url = stack().api(&format!(
+        "/webhooks/apps/vendor-app?externalId={external_id}"
+    ));
+    let response = client()
+        .post(url)
+        .json(&vendor_body())
+        .send()
+        .await
+        .expect("request");
+    assert_envelope(response, 409, "conflict").await;
 }

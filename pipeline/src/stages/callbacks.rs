@@ -178,16 +178,29 @@ async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
     audit::record(&mut tx, envelope, audited).await?;
     tx.commit().await?;
     if let Some(seconds) = waited {
-        metrics::histogram!(
-            "svc.app.callback.wait",
-            "tenant" => tenant.to_string(),
-            "app" => event.app_name.clone(),
-            "action" => session.action.clone(),
-            "result" => event.status.as_str(),
-        )
-        .record(seconds);
+        let result = event.status.as_str();
+        observe_wait(tenant, &event.app_name, &session.action, result, seconds);
     }
     Ok(())
+}
+
+/// `svc.app.callback.wait` of a session that settled: `result` is how (`completed`, `failed`,
+/// `timed_out`).
+pub(crate) fn observe_wait(
+    tenant: Uuid,
+    app: &str,
+    action: &str,
+    result: &'static str,
+    seconds: f64,
+) {
+    metrics::histogram!(
+        "svc.app.callback.wait",
+        "tenant" => tenant.to_string(),
+        "app" => app.to_owned(),
+        "action" => action.to_owned(),
+        "result" => result,
+    )
+    .record(seconds);
 }
 
 /// Inserts the event's row; false when it is a repeat (the same message, or the same vendor

@@ -148,6 +148,27 @@ pub async fn find(
     Ok(query.build_query_as().fetch_optional(pool).await?)
 }
 
+/// Whether a platform version's session of `app` with `external_id` belongs to a tenant other
+/// than `tenant` (the platform route cannot tell such sessions apart).
+pub async fn another_tenant_has(
+    pool: &PgPool,
+    app: &str,
+    external_id: &str,
+    tenant: Uuid,
+) -> Result<bool, Error> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM app_callback_sessions s \
+           JOIN app_versions v ON v.id = s.version_id \
+           WHERE s.app_name = $1 AND s.external_id = $2 AND v.tenant_id IS NULL \
+             AND s.tenant_id <> $3)",
+    )
+    .bind(app)
+    .bind(external_id)
+    .bind(tenant)
+    .fetch_one(pool)
+    .await?)
+}
+
 /// The session and outcome of the event `event_id` of the tenant's `app`, when recorded.
 pub async fn recorded_event(
     pool: &PgPool,

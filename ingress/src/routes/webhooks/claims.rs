@@ -2,13 +2,14 @@
 //! before"), decided before anything is produced so that of many deliveries arriving together
 //! exactly one is answered `received` and the others `duplicate`:
 //!
-//! 1. `SET webhook-event:<tenant>:<app>:<event id> claimed NX PX 30000`: the delivery that sets
-//!    it goes on, produces its event and then marks the key `recorded` (kept eight days);
-//!    if the produce fails it deletes the key, so a retry can claim it again.
+//! 1. `SET webhook-event:<tenant>:<app>:<event id> claimed NX PX 60000`: the delivery that sets
+//!    it goes on, produces its event and then marks the key `recorded` (kept eight days); if
+//!    the produce fails, or the delivery ends any other way first (an error, the client gone),
+//!    the key is deleted, so a retry can claim it again.
 //! 2. A delivery that finds `recorded` is a duplicate. One that finds `claimed` waits (at most
 //!    two seconds) for the claimant to finish: a duplicate is answered only once the first copy
 //!    is durable, and if the claimant died or failed the wait ends in 503 `Retry-After`, never in
-//!    a 2xx for an event nobody recorded. A claim outlives a crashed claimant by 30 s at most.
+//!    a 2xx for an event nobody recorded. A claim outlives a crashed claimant by 60 s at most.
 //! 3. A claim won is checked against the database (Redis may have lost an old key), so an event
 //!    recorded long ago still answers `duplicate`.
 //!
@@ -23,8 +24,9 @@ use redis::aio::ConnectionManager;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
-/// How long a claim holds without its claimant.
-const CLAIM_TTL: Duration = Duration::from_secs(30);
+/// How long a claim holds without its claimant: beyond the producer's 30 s delivery timeout, so
+/// a claimant still producing never loses its claim to a copy.
+const CLAIM_TTL: Duration = Duration::from_secs(60);
 /// How long a recorded event's key is kept (the longest callback wait, and a day).
 const RECORDED_TTL: Duration = Duration::from_secs(8 * 24 * 3600);
 /// How long a duplicate waits for the claimant before answering 503.
@@ -52,11 +54,13 @@ pub(super) enum Claim {
     Busy,
 }
 
-/// A claim this delivery holds (none when Redis was away).
+/// A claim this delivery holds (none when Redis was away). Dropped without [`Held::recorded`]
+/// (an early return, the request abandoned), it is released.
 #[derive(Debug)]
 pub(super) struct Held {
     connection: ConnectionManager,
     key: String,
+    settled: bool,
 }
 
 impl EventClaims {
@@ -109,6 +113,7 @@ impl EventClaims {
                 let held = Held {
                     connection,
                     key: key.to_owned(),
+                    settled: false,
                 };
                 return Ok(Claim::Won(Some(held)));
             }
@@ -131,6 +136,7 @@ fn key(tenant: Uuid, app: &str, event_id: &str) -> String {
 impl Held {
     /// The event is durable: later deliveries are duplicates.
     pub(super) async fn recorded(mut self) {
+        self.settled = true;
         let result: redis::RedisResult<()> = self
             .connection
             .set_ex(&self.key, RECORDED, RECORDED_TTL.as_secs())
@@ -143,9 +149,25 @@ impl Held {
 
     /// The event was not recorded: a retry may claim it.
     pub(super) async fn release(mut self) {
-        let result: redis::RedisResult<()> = self.connection.del(&self.key).await;
-        if let Err(error) = result {
-            tracing::warn!(%error, "webhook event claim not released; it expires within 30 s");
+        self.settled = true;
+        release(self.connection.clone(), self.key.clone()).await;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if !self.settled {
+            tokio::spawn(release(
+                self.connection.clone(),
+                std::mem::take(&mut self.key),
+            ));
         }
+    }
+}
+
+async fn release(mut connection: ConnectionManager, key: String) {
+    let result: redis::RedisResult<()> = connection.del(&key).await;
+    if let Err(error) = result {
+        tracing::warn!(%error, "webhook event claim not released; it expires within 60 s");
     }
 }

@@ -90,6 +90,19 @@ pub(crate) async fn receive(
     let target = webhook::find(&state.pool, publisher, app, &external_id)
         .await?
         .ok_or(Error::NotFound)?;
+    if publisher == Publisher::Platform
+        && webhook::another_tenant_has(&state.pool, app, &external_id, target.tenant_id).await?
+    {
+        // Vendors give each account its ids; two tenants' sessions with one id cannot be told
+        // apart here, and either tenant's module would run with the other's event.
+        tracing::warn!(
+            app,
+            "a platform webhook's external id names sessions of several tenants"
+        );
+        return Err(Error::Conflict(
+            "The external id names sessions of more than one tenant.".into(),
+        ));
+    }
     if !target.installed {
         return Err(Error::AppNotInstalled);
     }
@@ -111,7 +124,7 @@ pub(crate) async fn receive(
         state,
         runner,
         &target,
-        (app, tenant),
+        publisher,
         module_request,
         request_id,
     )
@@ -126,12 +139,17 @@ pub(crate) async fn receive(
         }
     };
     if event.external_id != target.external_id {
+        tracing::warn!(
+            app,
+            "the module's event names another external id than the webhook"
+        );
         return Err(Error::AppWebhookFailed {
             reason: "bad_output",
-            message: "the module's event names another external id than the webhook".into(),
         });
     }
-    record(state, &target, checked(event, &target), request_id).await
+    let event = checked(event, &target);
+    storable(&event)?;
+    record(state, &target, event, request_id).await
 }
 
 /// Whose sessions the route serves; a tenant that is not a uuid has none (404).
@@ -152,14 +170,15 @@ async fn handle(
     state: &State,
     runner: &runner::client::RunnerClient,
     target: &Target,
-    (app, tenant): (&str, Option<&str>),
+    publisher: Publisher,
     module_request: Value,
     request_id: &str,
 ) -> Result<CallAnswer, Error> {
+    let app = target.app_name.as_str();
     let secrets = install_secrets::open(state, target.tenant_id, app, target.sealed_secrets())?;
     let mut call = json!({ "id": Uuid::now_v7(), "tenantId": target.tenant_id });
     if let Some(base) = &state.config.webhook_public_url {
-        call["callbackUrl"] = Value::String(match tenant {
+        call["callbackUrl"] = Value::String(match publisher.tenant() {
             None => format!("{base}/webhooks/apps/{app}"),
             Some(tenant) => format!("{base}/webhooks/apps/{app}/tenants/{tenant}"),
         });
@@ -175,9 +194,16 @@ async fn handle(
         "request": module_request,
     });
     let attempt = || runner.handle_webhook(&request, request_id);
+    // Only what the runner answers at once is asked again: an unreachable runner may be one
+    // that took the whole deadline.
     let answered = attempt
         .retry(runner_retry())
-        .when(|failure: &RunnerFailure| failure.code.is_retried())
+        .when(|failure: &RunnerFailure| {
+            matches!(
+                failure.code,
+                RunnerCode::Busy | RunnerCode::ModuleUnavailable
+            )
+        })
         .await;
     answered.map_err(|failure| match failure.code {
         // Still busy after the retries: the vendor retries later, nothing was recorded.
@@ -186,13 +212,12 @@ async fn handle(
         },
         code => Error::AppWebhookFailed {
             reason: code.as_str(),
-            message: failure.message,
         },
     })
 }
 
-/// A runner that is busy or away is asked again a few times within about a second (a webhook
-/// is only read here; recording it happens after).
+/// A runner that is busy, or fetching the module, is asked again a few times within about a
+/// second (a webhook is only read here; recording it happens after).
 fn runner_retry() -> ExponentialBuilder {
     ExponentialBuilder::default()
         .with_min_delay(Duration::from_millis(20))
@@ -210,14 +235,10 @@ fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
         Some("rejected") => Err(Error::WebhookRejected),
         Some("event") => serde_json::from_value(answer["event"].clone())
             .map(Some)
-            .map_err(|e| Error::AppWebhookFailed {
+            .map_err(|_| Error::AppWebhookFailed {
                 reason: "bad_output",
-                message: format!("the module's event does not read: {e}"),
             }),
-        _ => Err(Error::AppWebhookFailed {
-            reason: "error",
-            message: answer["message"].as_str().unwrap_or_default().to_owned(),
-        }),
+        _ => Err(Error::AppWebhookFailed { reason: "error" }),
     }
 }
 
@@ -249,6 +270,37 @@ fn checked(event: ModuleEvent, target: &Target) -> Event {
         }
     }
     event
+}
+
+/// Largest event recorded: its output and error text together (a module may answer up to
+/// 1 MiB; the log takes messages under 1 MB).
+const MAX_EVENT_BYTES: usize = 512 * 1024;
+
+/// An event the database can hold and the log can carry, or 502 `bad_output` before anything is
+/// claimed or produced: U+0000 fits in no `text` or `jsonb`, and an event that could never be
+/// recorded must not be answered 2xx.
+fn storable(event: &Event) -> Result<(), Error> {
+    let output_bytes = event
+        .output
+        .as_ref()
+        .map_or(0, |output| output.to_string().len());
+    let error_bytes = event.error.as_ref().map_or(0, String::len);
+    let has_nul = event
+        .output
+        .as_ref()
+        .and_then(schema::storable::nul_at)
+        .is_some()
+        || event
+            .error
+            .as_ref()
+            .is_some_and(|error| error.contains('\0'))
+        || event.event_id.contains('\0');
+    if has_nul || output_bytes + error_bytes > MAX_EVENT_BYTES {
+        return Err(Error::AppWebhookFailed {
+            reason: "bad_output",
+        });
+    }
+    Ok(())
 }
 
 /// Claims, produces and answers the event.

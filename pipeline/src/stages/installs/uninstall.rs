@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
+use crate::stages::callbacks::observe_wait;
 use crate::stages::runs::UNINSTALLED;
 
 pub(super) async fn apply(
@@ -50,22 +51,29 @@ pub(super) async fn apply(
     }
     // Each failed session's run resumes at once through a timer due now (SPEC §3.2: "each
     // run's wait ends at once"), and fails with `app_uninstalled`.
-    let failed: i64 = sqlx::query_scalar(
+    let failed: Vec<(String, f64)> = sqlx::query_as(
         "WITH failed AS ( \
            UPDATE app_callback_sessions SET status = 'failed', error = $3, completed_at = now() \
            WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending' \
-           RETURNING workflow_run_id), \
+           RETURNING workflow_run_id, action, \
+             extract(epoch FROM completed_at - created_at)::float8 AS waited), \
          resumed AS ( \
            INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
            SELECT gen_random_uuid(), $1, r.id, now(), 'callback' FROM workflow_runs r \
            WHERE r.id IN (SELECT workflow_run_id FROM failed) RETURNING 1) \
-         SELECT count(*) FROM failed",
+         SELECT action, waited FROM failed",
     )
     .bind(tenant)
     .bind(name)
     .bind(UNINSTALLED)
-    .fetch_one(&mut **tx)
+    .fetch_all(&mut **tx)
     .await?;
+    // Before the commit, as a cancel's run duration: a redelivery may count a session twice,
+    // where after it a crash would miss it.
+    for (action, waited) in &failed {
+        observe_wait(tenant, name, action, "failed", *waited);
+    }
+    let failed = failed.len();
     sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2")
         .bind(tenant)
         .bind(name)

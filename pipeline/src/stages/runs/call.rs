@@ -125,7 +125,7 @@ impl Calls {
                     continue;
                 }
                 "pending" if row.deadline_at <= row.now => {
-                    record::time_out(&self.pool, &row).await?;
+                    record::time_out(&self.pool, call, &row).await?;
                     continue;
                 }
                 "pending" => {

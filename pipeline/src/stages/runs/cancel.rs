@@ -13,9 +13,12 @@ pub(super) async fn apply(
     tenant: Uuid,
     run_id: Uuid,
 ) -> Result<Outcome, Error> {
+    // NO KEY UPDATE: a stage settling one of the run's sessions inserts the run's timer, whose
+    // foreign key takes KEY SHARE on this row while holding the session; FOR UPDATE would wait
+    // on it while it waits on our session update (a deadlock).
     let status: Option<(String, String, f64)> = sqlx::query_as(
         "SELECT status, definition_key, extract(epoch FROM now() - created_at)::float8 \
-         FROM workflow_runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
+         FROM workflow_runs WHERE id = $1 AND tenant_id = $2 FOR NO KEY UPDATE",
     )
     .bind(run_id)
     .bind(tenant)

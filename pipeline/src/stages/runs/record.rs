@@ -148,14 +148,24 @@ pub(crate) async fn refused(
 /// A pending call whose callback deadline passed: its session becomes `timed_out` unless
 /// something settled it first (an event, a forced uninstall; the session's row decides, so the
 /// first wins). The call then ends from its session ([`settled`]).
-pub(crate) async fn time_out(pool: &PgPool, row: &CallRow) -> Result<(), Error> {
-    sqlx::query(
+pub(crate) async fn time_out(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Result<(), Error> {
+    let waited: Option<f64> = sqlx::query_scalar(
         "UPDATE app_callback_sessions SET status = 'timed_out', completed_at = now() \
-         WHERE id = $1 AND status = 'pending'",
+         WHERE id = $1 AND status = 'pending' \
+         RETURNING extract(epoch FROM completed_at - created_at)::float8",
     )
     .bind(row.session_id)
-    .execute(pool)
+    .fetch_optional(pool)
     .await?;
+    if let Some(seconds) = waited {
+        crate::stages::callbacks::observe_wait(
+            call.tenant,
+            call.app,
+            call.action,
+            "timed_out",
+            seconds,
+        );
+    }
     Ok(())
 }
 
@@ -189,7 +199,7 @@ pub(crate) async fn settled(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Re
     .bind(call.run_id)
     .bind(&call.key)
     .bind(status)
-    .bind(output.unwrap_or(Value::Null))
+    .bind(&output)
     .bind(&error)
     .execute(pool)
     .await?;
