@@ -33,13 +33,25 @@ fn event(event_id: &str, status: &str, extra: Value) -> Value {
 /// with [`EXTERNAL_ID`]) and whose `handle_webhook` answers `webhook`; and a run of workflow
 /// `app` waiting on it.
 async fn waiting_run(tenant: &Tenant, app: &str, webhook: Value, timeout_seconds: u64) -> Value {
+    let handles = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"}});
+    waiting_run_handling(tenant, app, handles, webhook, timeout_seconds).await
+}
+
+/// [`waiting_run`] with the manifest's `handles` given.
+async fn waiting_run_handling(
+    tenant: &Tenant,
+    app: &str,
+    handles: Value,
+    webhook: Value,
+    timeout_seconds: u64,
+) -> Value {
     let mut manifest = manifest(app, "1.0.0");
     manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": timeout_seconds});
     manifest["actions"]["check"]["output"] = json!({
         "type": "object", "required": ["verified"],
         "properties": {"verified": {"type": "boolean"}}
     });
-    manifest["handles"] = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"}});
+    manifest["handles"] = handles;
     let pending = json!({"status": "pending", "externalId": EXTERNAL_ID});
     let version = tenant
         .published(with_webhook(&manifest, &pending, &webhook))
@@ -646,39 +658,10 @@ async fn the_client_address_is_what_a_trusted_proxy_says_it_is() {
 async fn a_repeat_whose_event_id_the_app_declares_is_answered_without_the_module() {
     let tenant = Tenant::new();
     let app = "hook-declared";
-    let mut manifest = manifest(app, "1.0.0");
-    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": 600});
-    manifest["handles"] = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"},
-                                 "webhookEventId": {"header": "x-event-id"}});
-    let pending = json!({"status": "pending", "externalId": EXTERNAL_ID});
-    let completed = event("evt-h", "completed", json!({"output": {}}));
-    let version = tenant
-        .published(with_webhook(&manifest, &pending, &completed))
-        .await;
-    assert_eq!(
-        tenant
-            .store_secret(app, "API_KEY", "test-secret-value-0123")
-            .await
-            .0,
-        200
-    );
-    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
-    assert_eq!(tenant.install(app, install).await.0, 200);
-    workflow(
-        &tenant,
-        app,
-        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
-                "input": {"name": "Ada"}}]),
-    )
-    .await;
-    let (_, run) = tenant
-        .call(
-            Method::POST,
-            "/workflow-runs",
-            Some(json!({"definitionKey": app})),
-        )
-        .await;
-    until(&tenant, &run, &["waiting_callback"]).await;
+    let handles = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"},
+                         "webhookEventId": {"header": "x-event-id"}});
+    let completed = event("evt-h", "completed", json!({"output": {"verified": true}}));
+    waiting_run_handling(&tenant, app, handles, completed, 600).await;
     let deliver = |url: String, event_id: &'static str| async move {
         client()
             .post(url)

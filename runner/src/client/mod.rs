@@ -1,6 +1,7 @@
 //! The one client of the runner's `/v1/*` routes, used by the API (inspection at upload, the
-//! test call, webhooks and hand-offs) and the pipeline (calls of runs): the bearer, a deadline per request, and every
-//! failure as a [`RunnerCode`] of SPEC §7, with `unreachable` when the runner did not answer.
+//! test call, webhooks and hand-offs) and the pipeline (calls of runs): the bearer, a deadline
+//! per request, and every failure as a [`RunnerCode`] of SPEC §7, with `unreachable` when the
+//! runner did not answer.
 
 mod code;
 
@@ -163,11 +164,7 @@ impl RunnerClient {
         timeout: Duration,
         request_id: &str,
     ) -> Result<CallAnswer, RunnerFailure> {
-        let request = self
-            .http
-            .post(format!("{}/v1/invoke", self.base))
-            .json(request);
-        self.send(request, timeout + DEADLINE_MARGIN, request_id)
+        self.call("invoke", request, timeout + DEADLINE_MARGIN, request_id)
             .await
     }
 
@@ -178,11 +175,8 @@ impl RunnerClient {
         request: &Value,
         request_id: &str,
     ) -> Result<CallAnswer, RunnerFailure> {
-        let request = self
-            .http
-            .post(format!("{}/v1/webhooks/handle", self.base))
-            .json(request);
-        self.send(request, EXPORT_DEADLINE + DEADLINE_MARGIN, request_id)
+        let deadline = EXPORT_DEADLINE + DEADLINE_MARGIN;
+        self.call("webhooks/handle", request, deadline, request_id)
             .await
     }
 
@@ -192,12 +186,23 @@ impl RunnerClient {
         request: &Value,
         request_id: &str,
     ) -> Result<CallAnswer, RunnerFailure> {
+        let deadline = EXPORT_DEADLINE + DEADLINE_MARGIN;
+        self.call("handoff", request, deadline, request_id).await
+    }
+
+    /// `POST /v1/<route>` with a JSON `request`, answered within `deadline`.
+    async fn call(
+        &self,
+        route: &str,
+        request: &Value,
+        deadline: Duration,
+        request_id: &str,
+    ) -> Result<CallAnswer, RunnerFailure> {
         let request = self
             .http
-            .post(format!("{}/v1/handoff", self.base))
+            .post(format!("{}/v1/{route}", self.base))
             .json(request);
-        self.send(request, EXPORT_DEADLINE + DEADLINE_MARGIN, request_id)
-            .await
+        self.send(request, deadline, request_id).await
     }
 
     async fn send<T: for<'de> Deserialize<'de>>(

@@ -1,7 +1,7 @@
 //! `Uninstall` (SPEC §3.4b, §4.7 rule 4): refused `app_in_use` with `details.pendingCallbacks`
 //! while runs wait on the app's callbacks, unless forced; forced, every pending session fails
-//! with `app_uninstalled` and its run resumes to fail. The install and its secrets go; invocations and callbacks stay.
-//! Audit `app.uninstalled`.
+//! with `app_uninstalled` and its run resumes to fail. The install and its secrets go;
+//! invocations and callbacks stay. Audit `app.uninstalled`.
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};

@@ -3,11 +3,12 @@
 //!
 //! A command applies like any stage's ([`Stage`]: inbox, one transaction, reply): [`start`]
 //! creates the run, [`cancel`] ends it, [`submission`] opens a collection submission on it,
-//! `Resume` (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the reply, the run goes as far as it can ([`advance`]):
-//! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
-//! runner call outside any transaction, [`circuit`] whether it may go out, [`record`] its
-//! invocation record, [`retry`] when to try again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a
-//! retry's, a callback's deadline) is a run timer, never a sleeping task.
+//! `Resume` (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the
+//! reply, the run goes as far as it can ([`advance`]): its steps ([`steps`]) make app calls
+//! ([`call`]: [`target`] the install, [`attempt`] one runner call outside any transaction,
+//! [`circuit`] whether it may go out, [`record`] its invocation record, [`retry`] when to try
+//! again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a retry's, a
+//! callback's deadline) is a run timer, never a sleeping task.
 //!
 //! The run's progress is only ever read from what is stored, so a redelivered command, a
 //! timer firing twice or a restart mid-call takes the run on from where it stands.
