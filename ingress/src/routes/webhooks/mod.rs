@@ -90,6 +90,10 @@ pub(crate) async fn receive(
     let target = webhook::find(&state.pool, publisher, app, &external_id)
         .await?
         .ok_or(Error::NotFound)?;
+    // From here the request is the session's tenant's: its span and lines say so.
+    let span = tracing::Span::current();
+    span.record("svc.tenant_id", tracing::field::display(target.tenant_id));
+    span.record("svc.app.name", app);
     if publisher == Publisher::Platform
         && webhook::another_tenant_has(&state.pool, app, &external_id, target.tenant_id).await?
     {
