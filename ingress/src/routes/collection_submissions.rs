@@ -16,8 +16,8 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
+use readers::callbacks::Target;
 use readers::callbacks::handoff;
-use readers::callbacks::webhook::Target;
 use readers::submissions::{self, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::webhook::{Target, target_columns};
+use super::target::{Target, target_columns};
 use crate::{Error, Tenant};
 
 /// The newest pending hand-off session of the tenant's run `run_id`, if one waits.

@@ -1,9 +1,10 @@
 //! App callback sessions (SPEC §2.3): the list `GET /app-callbacks` answers ([`list`]), what
 //! the vendor webhook routes look up before any module code runs ([`webhook`]), and the session
-//! an applicant continues with the vendor ([`handoff`]).
+//! an applicant continues with the vendor ([`handoff`]); both find a [`Target`].
 
 pub mod handoff;
 mod list;
+mod target;
 pub mod webhook;
 
 use chrono::{DateTime, Utc};
@@ -12,6 +13,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 pub use list::{Filter, list};
+pub use target::Target;
 
 use crate::redaction::{Visibility, redact_text, redact_values};
 

@@ -1,0 +1,72 @@
+//! A callback session with what running its module takes: the version that started it (its
+//! module and manifest) and the tenant's install (config, approved hosts, sealed secrets), read
+//! in one round trip. The webhook routes and the hand-off route run a session's module alike.
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::apps::installs::SealedSecret;
+
+/// A callback session with what running its module takes (for a webhook, a hand-off).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct Target {
+    pub session_id: Uuid,
+    pub tenant_id: Uuid,
+    pub app_name: String,
+    pub action: String,
+    pub external_id: String,
+    /// `pending`, `completed`, `failed` or `timed_out`.
+    pub status: String,
+    /// The version that started the session: its module reads the webhook.
+    pub version_id: Uuid,
+    pub version: String,
+    pub sha256: String,
+    pub manifest: Value,
+    /// The tenant's install of the app, when it is still installed.
+    pub installed: bool,
+    pub config: Option<Value>,
+    pub approved_hosts: Option<Vec<String>>,
+    /// The install's sealed secrets, column by column (one round trip reads everything).
+    secret_names: Vec<String>,
+    key_ids: Vec<String>,
+    nonces: Vec<Vec<u8>>,
+    ciphertexts: Vec<Vec<u8>>,
+}
+
+impl Target {
+    /// The install's secrets as sealed by the API.
+    pub fn sealed_secrets(&self) -> Vec<SealedSecret> {
+        self.secret_names
+            .iter()
+            .zip(&self.key_ids)
+            .zip(self.nonces.iter().zip(&self.ciphertexts))
+            .map(|((name, key_id), (nonce, ciphertext))| SealedSecret {
+                name: name.clone(),
+                key_id: key_id.clone(),
+                nonce: nonce.clone(),
+                ciphertext: ciphertext.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The columns of a [`Target`], from `app_callback_sessions s`, `app_versions v` and the
+/// install `i` (left-joined); a macro so queries stay `&'static str`.
+macro_rules! target_columns {
+    () => {
+        "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
+         s.version_id, v.version, v.sha256, v.manifest, i.tenant_id IS NOT NULL AS installed, \
+         i.config, i.approved_hosts, \
+         ARRAY(SELECT x.name FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS secret_names, \
+         ARRAY(SELECT x.key_id FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS key_ids, \
+         ARRAY(SELECT x.nonce FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS nonces, \
+         ARRAY(SELECT x.ciphertext FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
+               AND x.app_name = i.app_name ORDER BY x.name) AS ciphertexts \
+         FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
+         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name "
+    };
+}
+pub(super) use target_columns;
