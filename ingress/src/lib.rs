@@ -28,6 +28,7 @@ mod reconnecting;
 mod replies;
 mod routes;
 mod serve;
+mod session_call;
 mod state;
 
 pub use auth::claims::Kind;

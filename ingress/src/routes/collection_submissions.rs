@@ -29,8 +29,8 @@ use crate::auth::Principal;
 use crate::body;
 use crate::commands::{self, Origin};
 use crate::error::Error;
-use crate::install_secrets;
 use crate::path;
+use crate::session_call;
 use crate::state::State;
 
 #[derive(Debug, Deserialize)]
@@ -121,16 +121,7 @@ async fn own_submission(
 }
 
 fn handoff_request(state: &State, session: &Target) -> Result<Value, Error> {
-    let sealed = session.sealed_secrets();
-    let secrets = install_secrets::open(state, session.tenant_id, &session.app_name, sealed)?;
-    Ok(json!({
-        "module": session.sha256,
-        "app": { "name": session.app_name, "version": session.version },
-        "call": { "id": Uuid::now_v7(), "tenantId": session.tenant_id },
-        "config": session.config.clone().unwrap_or_else(|| json!({})),
-        "secrets": secrets,
-        "hosts": session.approved_hosts.clone().unwrap_or_default(),
-        "memoryMiB": session.manifest["memoryMiB"],
-        "externalId": session.external_id,
-    }))
+    let mut request = session_call::request(state, session)?;
+    request["externalId"] = Value::String(session.external_id.clone());
+    Ok(request)
 }

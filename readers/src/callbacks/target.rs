@@ -19,6 +19,8 @@ pub struct Target {
     pub status: String,
     /// The version that started the session: its module reads the webhook.
     pub version_id: Uuid,
+    /// That version's publisher: `None` for the platform's own.
+    pub publisher: Option<Uuid>,
     pub version: String,
     pub sha256: String,
     pub manifest: Value,
@@ -55,7 +57,8 @@ impl Target {
 macro_rules! target_columns {
     () => {
         "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
-         s.version_id, v.version, v.sha256, v.manifest, i.tenant_id IS NOT NULL AS installed, \
+         s.version_id, v.tenant_id AS publisher, v.version, v.sha256, v.manifest, \
+         i.tenant_id IS NOT NULL AS installed, \
          i.config, i.approved_hosts, \
          ARRAY(SELECT x.name FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
                AND x.app_name = i.app_name ORDER BY x.name) AS secret_names, \

@@ -41,7 +41,7 @@ use self::claims::Claim;
 pub(crate) use self::claims::EventClaims;
 pub(crate) use self::sources::ExternalIdSources;
 use crate::error::Error;
-use crate::install_secrets;
+use crate::session_call;
 use crate::state::State;
 
 /// Largest webhook body (SPEC §8).
@@ -125,15 +125,7 @@ pub(crate) async fn receive(
     }
 
     let module_request = request::of(&parts.method, &parts.headers, query, &body);
-    let answered = handle(
-        state,
-        runner,
-        &target,
-        publisher,
-        module_request,
-        request_id,
-    )
-    .await?;
+    let answered = handle(state, runner, &target, module_request, request_id).await?;
     let event = match read_answer(answered)? {
         Some(event) => event,
         None => {
@@ -175,29 +167,11 @@ async fn handle(
     state: &State,
     runner: &runner::client::RunnerClient,
     target: &Target,
-    publisher: Publisher,
     module_request: Value,
     request_id: &str,
 ) -> Result<CallAnswer, Error> {
-    let app = target.app_name.as_str();
-    let secrets = install_secrets::open(state, target.tenant_id, app, target.sealed_secrets())?;
-    let mut call = json!({ "id": Uuid::now_v7(), "tenantId": target.tenant_id });
-    if let Some(base) = &state.config.webhook_public_url {
-        call["callbackUrl"] = Value::String(match publisher.tenant() {
-            None => format!("{base}/webhooks/apps/{app}"),
-            Some(tenant) => format!("{base}/webhooks/apps/{app}/tenants/{tenant}"),
-        });
-    }
-    let request = json!({
-        "module": target.sha256,
-        "app": { "name": app, "version": target.version },
-        "call": call,
-        "config": target.config.clone().unwrap_or_else(|| json!({})),
-        "secrets": secrets,
-        "hosts": target.approved_hosts.clone().unwrap_or_default(),
-        "memoryMiB": target.manifest["memoryMiB"],
-        "request": module_request,
-    });
+    let mut request = session_call::request(state, target)?;
+    request["request"] = module_request;
     let attempt = || runner.handle_webhook(&request, request_id);
     // Only what the runner answers at once is asked again: an unreachable runner may be one
     // that took the whole deadline.
