@@ -1,6 +1,6 @@
 //! The data contracts of the platform:
 //! - SQL migrations (`migrations/`), applied by the pipeline at start-up and by the test
-//!   command ([`migrate`]);
+//!   command (`migrate`);
 //! - the runner's wire contract as JSON Schemas (`runner/contract.json`, [`RUNNER_CONTRACT`])
 //!   and the manifest's shape (`runner/manifest.schema.json`);
 //! - the app manifest model with its defaults and checks ([`manifest`]), the strict draft

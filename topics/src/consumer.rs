@@ -1,9 +1,9 @@
 //! The consumer loop. A message's offset is stored only after its handler returned, that is
-//! after the handler's effect is committed. Each partition has its own [`lane`], a task that
+//! after the handler's effect is committed. Each partition has its own `lane`, a task that
 //! handles the partition's messages one after another, so offsets advance in order per
 //! partition and a crash redelivers from the first unfinished message; partitions are handled
 //! concurrently, and one slow or retrying message holds back only its own partition. A lane
-//! drops what it queued for a partition that was revoked meanwhile ([`assignment`]), so a key
+//! drops what it queued for a partition that was revoked meanwhile (`assignment`), so a key
 //! has a single writer except for the message a lane was already handling at the revocation.
 //! Handlers must be idempotent (the pipeline's inbox makes them so, and serialises even that
 //! overlap).
@@ -15,7 +15,7 @@
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
 //!
-//! Beside the lanes, [`orphans`] watches for partitions the group left to nobody (a tansu
+//! Beside the lanes, `orphans` watches for partitions the group left to nobody (a tansu
 //! coordinator fault) and rejoins the group when it finds them.
 
 mod assignment;

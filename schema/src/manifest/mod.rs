@@ -5,14 +5,14 @@
 //! list all read.
 //!
 //! Checking runs in two steps, and collects every issue of both:
-//! 1. [`shape`]: the manifest against `runner/manifest.schema.json` (draft 2020-12, every
+//! 1. `shape`: the manifest against `runner/manifest.schema.json` (draft 2020-12, every
 //!    object closed: an unknown field, at the top level or inside, is refused, so a misspelt
 //!    optional field such as `timeoutMS` cannot silently become its default);
-//! 2. [`rules`]: what a schema cannot express: a semantic version, an https `docsUrl`, unique
+//! 2. `rules`: what a schema cannot express: a semantic version, an https `docsUrl`, unique
 //!    secret names, host syntax ([`crate::host`]), an asynchronous action only in a module that
 //!    handles webhooks, and every embedded JSON Schema compiling strictly ([`crate::strict`]).
 //!
-//! [`wire`] holds the wire forms that differ from the typed fields.
+//! `wire` holds the wire forms that differ from the typed fields.
 
 mod rules;
 mod shape;

@@ -1,7 +1,7 @@
 //! The HTTP pieces every listener shares. A request goes: [`serve`] (accept loop) → the
 //! listener's [`router::Router`] (its route enum) → [`request_id`] → [`bearer`] where the route
 //! needs a token → [`body`] under the route's limit → the handler → [`response`] (the one
-//! writer of answers and of the [`envelope`]) → [`observe`] (span, duration, access line).
+//! writer of answers and of the `envelope`) → [`observe`] (span, duration, access line).
 
 pub mod bearer;
 pub mod body;

@@ -1,5 +1,5 @@
 //! The `metrics` facade's recorder: Prometheus text exposition with the SPEC's histogram buckets,
-//! and, when OTLP export is on, the same instruments pushed over OTLP ([`crate::otlp_metrics`]).
+//! and, when OTLP export is on, the same instruments pushed over OTLP (`otlp_metrics`).
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
-//! Telemetry shared by the three services: JSON log lines with censored keys ([`log_line`],
-//! [`censor`]), OTLP/HTTP traces ([`traces`]), and metrics as Prometheus text ([`metrics`]) and
-//! over OTLP/HTTP ([`otlp_metrics`]). [`Settings`] reads the environment (SPEC "Telemetry
+//! Telemetry shared by the three services: JSON log lines with censored keys (`log_line`,
+//! `censor`), OTLP/HTTP traces ([`traces`]), and metrics as Prometheus text ([`metrics`]) and
+//! over OTLP/HTTP (`otlp_metrics`). [`Settings`] reads the environment (SPEC "Telemetry
 //! environment"); [`init`] configures everything from it.
 
 mod censor;
