@@ -98,6 +98,19 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// The single value of `name` when it is an app name (SPEC §1); anything else is an issue.
+    pub(crate) fn app_name(&mut self, name: &str) -> Option<String> {
+        let value = self.one(name)?;
+        if crate::path::is_app_name(&value) {
+            return Some(value.into_owned());
+        }
+        self.issue(
+            name,
+            "must be 1 to 100 lowercase letters, digits or '-', starting with a letter or digit",
+        );
+        None
+    }
+
     /// Adds an issue found by the caller's own check.
     /// `true` or `false`; `default` when absent.
     pub(crate) fn boolean(&mut self, name: &str, default: bool) -> bool {

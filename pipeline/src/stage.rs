@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::{Delivery, Envelope, HandleError, Handler, Message, Outcome, Reply};
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 use uuid::Uuid;
 
 use crate::Error;
@@ -36,6 +36,29 @@ pub(crate) fn tenant_of<S: Stage>(command: &Envelope<S::Body>) -> Result<Uuid, E
     command
         .tenant
         .ok_or_else(|| Error::Invalid(format!("a {} command without a tenant", S::NAME)))
+}
+
+/// The span of one message applied by stage `name`: its ids, its tenant, and the trace of the
+/// request that produced it, continued.
+pub(crate) fn apply_span<B>(name: &'static str, message: &Envelope<B>, attempt: u32) -> Span {
+    let span = tracing::info_span!(
+        "stage.apply",
+        otel.name = %format_args!("{name} apply"),
+        stage = name,
+        command_id = %message.id,
+        attempt,
+        svc.request_id = %message.request_id,
+        svc.tenant_id = tracing::field::Empty,
+        svc.app.name = tracing::field::Empty,
+        svc.remote_parent = tracing::field::Empty,
+    );
+    if let Some(tenant) = message.tenant {
+        span.record("svc.tenant_id", tracing::field::display(tenant));
+    }
+    if let Some(traceparent) = &message.traceparent {
+        service::telemetry::traces::continue_from(&span, traceparent);
+    }
+    span
 }
 
 /// A stage bound to its database and reply channel.
@@ -95,22 +118,7 @@ impl<S: Stage> Handler for StageHandler<S> {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
         let command = Envelope::<S::Body>::decode(delivery.payload)
             .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let span = tracing::info_span!(
-            "stage.apply",
-            otel.name = %format_args!("{} apply", S::NAME),
-            stage = S::NAME,
-            command_id = %command.id,
-            attempt = delivery.attempt,
-            svc.request_id = %command.request_id,
-            svc.tenant_id = tracing::field::Empty,
-            svc.remote_parent = tracing::field::Empty,
-        );
-        if let Some(tenant) = command.tenant {
-            span.record("svc.tenant_id", tracing::field::display(tenant));
-        }
-        if let Some(traceparent) = &command.traceparent {
-            service::telemetry::traces::continue_from(&span, traceparent);
-        }
+        let span = apply_span(S::NAME, &command, delivery.attempt);
         let reply = self
             .apply_once(&command)
             .instrument(span)

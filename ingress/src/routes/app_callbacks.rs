@@ -40,15 +40,7 @@ fn parse(raw: Option<&str>) -> Result<(Filter, Page), Error> {
         }
         status
     });
-    let app_name = query.one("appName").map(|name| name.into_owned());
-    if let Some(name) = &app_name
-        && !crate::path::is_app_name(name)
-    {
-        query.reject(
-            "appName",
-            "must be 1 to 100 lowercase letters, digits or '-', starting with a letter or digit",
-        );
-    }
+    let app_name = query.app_name("appName");
     query.finish()?;
     let filter = Filter {
         workflow_run_id,

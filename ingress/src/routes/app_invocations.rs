@@ -33,15 +33,7 @@ pub(crate) fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, P
     let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
     let offset = query.integer("offset", 0, MAX_OFFSET, 0);
     let workflow_run_id = query.uuid("workflowRunId");
-    let app_name = query.one("appName").map(|name| name.into_owned());
-    if let Some(name) = &app_name
-        && !crate::path::is_app_name(name)
-    {
-        query.reject(
-            "appName",
-            "must be 1 to 100 lowercase letters, digits or '-', starting with a letter or digit",
-        );
-    }
+    let app_name = query.app_name("appName");
     let mut statuses = Vec::new();
     for raw in query.all("status") {
         match InvocationStatus::parse(&raw) {

@@ -8,50 +8,19 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::runs::{until, workflow};
 use crate::support::apps::{Tenant, call_with};
+use crate::support::callbacks::{self, EXTERNAL_ID};
 use crate::support::instance::Instance;
-use crate::support::modules::{manifest, with_webhook};
 use crate::support::{applicant, assert_envelope, client, database};
 
 /// The hand-off token the test module answers: it must never be written anywhere.
 const TOKEN: &str = "handoff-canary-token-7d41";
 
-/// Installs `app`, whose asynchronous `check` waits for a webhook and whose `handoff` (and
-/// `handle_webhook`) answer `answer`; starts a run of it and opens a submission on the run.
+/// A run of `app` waiting on a session of an app that handles hand-off, whose `handoff` (and
+/// `handle_webhook`) answer `answer`, and a submission opened on the run.
 async fn waiting_submission(tenant: &Tenant, app: &str, answer: Value) -> (Value, Uuid) {
-    let mut manifest = manifest(app, "1.0.0");
-    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": 600});
-    manifest["handles"] = json!({"webhook": true, "handoff": "vendor-sdk"});
-    let pending = json!({"status": "pending", "externalId": "hs-1"});
-    let version = tenant
-        .published(with_webhook(&manifest, &pending, &answer))
-        .await;
-    assert_eq!(
-        tenant
-            .store_secret(app, "API_KEY", "test-secret-value-0123")
-            .await
-            .0,
-        200
-    );
-    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
-    assert_eq!(tenant.install(app, install).await.0, 200);
-    workflow(
-        tenant,
-        app,
-        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
-                "input": {"name": "Ada"}}]),
-    )
-    .await;
-    let (status, run) = tenant
-        .call(
-            Method::POST,
-            "/workflow-runs",
-            Some(json!({"definitionKey": app})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    until(tenant, &run, &["waiting_callback"]).await;
+    let handles = json!({"webhook": true, "handoff": "vendor-sdk"});
+    let run = callbacks::waiting_run(tenant, app, handles, answer, 600).await;
     let (status, submission) = tenant
         .call(
             Method::POST,
@@ -150,7 +119,7 @@ async fn the_applicant_gets_a_fresh_token_while_a_session_waits_and_it_is_kept_n
     // Once the session settles, nothing waits.
     let webhook = client()
         .post(api.url(&format!(
-            "/webhooks/apps/handoff-app/tenants/{}?externalId=hs-1",
+            "/webhooks/apps/handoff-app/tenants/{}?externalId={EXTERNAL_ID}",
             tenant.id
         )))
         .body("{}")

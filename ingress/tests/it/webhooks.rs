@@ -10,14 +10,11 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::runs::{until, workflow};
+use crate::runs::until;
 use crate::support::apps::Tenant;
+use crate::support::callbacks::{self, EXTERNAL_ID};
 use crate::support::instance::Instance;
-use crate::support::modules::{manifest, with_webhook};
 use crate::support::{StackUrls, analyst, assert_envelope, client, database, stack};
-
-/// The external id every test module's `invoke` answers.
-const EXTERNAL_ID: &str = "vendor-session-1";
 
 /// A webhook module's event answer.
 fn event(event_id: &str, status: &str, extra: Value) -> Value {
@@ -29,58 +26,10 @@ fn event(event_id: &str, status: &str, extra: Value) -> Value {
     json!({"status": "event", "event": event})
 }
 
-/// A tenant with app `app` installed whose `check` action is asynchronous (answering pending
-/// with [`EXTERNAL_ID`]) and whose `handle_webhook` answers `webhook`; and a run of workflow
-/// `app` waiting on it.
+/// A run waiting on `app`'s session, the app reading the external id at `/sessionId`.
 async fn waiting_run(tenant: &Tenant, app: &str, webhook: Value, timeout_seconds: u64) -> Value {
     let handles = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"}});
-    waiting_run_handling(tenant, app, handles, webhook, timeout_seconds).await
-}
-
-/// [`waiting_run`] with the manifest's `handles` given.
-async fn waiting_run_handling(
-    tenant: &Tenant,
-    app: &str,
-    handles: Value,
-    webhook: Value,
-    timeout_seconds: u64,
-) -> Value {
-    let mut manifest = manifest(app, "1.0.0");
-    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": timeout_seconds});
-    manifest["actions"]["check"]["output"] = json!({
-        "type": "object", "required": ["verified"],
-        "properties": {"verified": {"type": "boolean"}}
-    });
-    manifest["handles"] = handles;
-    let pending = json!({"status": "pending", "externalId": EXTERNAL_ID});
-    let version = tenant
-        .published(with_webhook(&manifest, &pending, &webhook))
-        .await;
-    assert_eq!(
-        tenant
-            .store_secret(app, "API_KEY", "test-secret-value-0123")
-            .await
-            .0,
-        200
-    );
-    let install = json!({"versionId": version["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
-    let (status, body) = tenant.install(app, install).await;
-    assert_eq!(status, 200, "{body}");
-    workflow(
-        tenant,
-        app,
-        json!([{"id": "idv", "type": "call_app", "app": app, "action": "check",
-                "input": {"name": "Ada"}, "outputKey": "idv"}]),
-    )
-    .await;
-    let body = json!({"definitionKey": app, "context": {}});
-    let (status, run) = tenant
-        .call(Method::POST, "/workflow-runs", Some(body))
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let waiting = until(tenant, &run, &["waiting_callback", "failed", "completed"]).await;
-    assert_eq!(waiting["status"], "waiting_callback", "{waiting}");
-    waiting
+    callbacks::waiting_run(tenant, app, handles, webhook, timeout_seconds).await
 }
 
 fn tenant_route(tenant: &Tenant, app: &str) -> String {
@@ -661,7 +610,7 @@ async fn a_repeat_whose_event_id_the_app_declares_is_answered_without_the_module
     let handles = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"},
                          "webhookEventId": {"header": "x-event-id"}});
     let completed = event("evt-h", "completed", json!({"output": {"verified": true}}));
-    waiting_run_handling(&tenant, app, handles, completed, 600).await;
+    callbacks::waiting_run(&tenant, app, handles, completed, 600).await;
     let deliver = |url: String, event_id: &'static str| async move {
         client()
             .post(url)

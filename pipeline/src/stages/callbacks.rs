@@ -15,7 +15,6 @@
 //! been applied, and the webhook route answered once the event was on the log.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::callbacks::Event;
@@ -25,6 +24,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
+use crate::stage::apply_span;
 
 /// The stage's name: its consumer group and logs.
 pub(crate) const NAME: &str = "callbacks";
@@ -46,22 +46,8 @@ impl Handler for CallbacksHandler {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
         let event = Envelope::<Event>::decode(delivery.payload)
             .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let span = tracing::info_span!(
-            "stage.apply",
-            otel.name = "callbacks apply",
-            stage = NAME,
-            command_id = %event.id,
-            attempt = delivery.attempt,
-            svc.request_id = %event.request_id,
-            svc.tenant_id = tracing::field::Empty,
-            svc.app.name = %event.body.app_name,
-        );
-        if let Some(tenant) = event.tenant {
-            span.record("svc.tenant_id", tracing::field::display(tenant));
-        }
-        if let Some(traceparent) = &event.traceparent {
-            service::telemetry::traces::continue_from(&span, traceparent);
-        }
+        let span = apply_span(NAME, &event, delivery.attempt);
+        span.record("svc.app.name", event.body.app_name.as_str());
         apply(&self.pool, &event)
             .instrument(span)
             .await
@@ -91,7 +77,6 @@ struct Session {
     status: String,
     action: String,
     workflow_run_id: Option<Uuid>,
-    created_at: DateTime<Utc>,
 }
 
 /// What recording an event did.
@@ -129,7 +114,7 @@ async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
     let event = &envelope.body;
     let mut tx = pool.begin().await?;
     let session: Option<Session> = sqlx::query_as(
-        "SELECT status, action, workflow_run_id, created_at FROM app_callback_sessions \
+        "SELECT status, action, workflow_run_id FROM app_callback_sessions \
          WHERE id = $1 AND tenant_id = $2 AND app_name = $3 FOR UPDATE",
     )
     .bind(event.session_id)
@@ -267,7 +252,6 @@ async fn settle(
     tracing::info!(
         status = event.status.as_str(),
         waited_seconds = waited,
-        created_at = %session.created_at,
         "callback session settled"
     );
     Ok(waited)

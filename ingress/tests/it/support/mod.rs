@@ -2,6 +2,7 @@
 //! the tenant-isolation assertion later issues reuse.
 
 pub mod apps;
+pub mod callbacks;
 pub mod documents;
 pub mod instance;
 pub mod isolation;
