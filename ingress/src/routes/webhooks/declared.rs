@@ -6,56 +6,71 @@
 //!   session's version declares it, so a repeated delivery can be answered before its module
 //!   runs.
 //!
-//! A place is a JSON Pointer into a JSON body, a header, or a query parameter. A number where
-//! an id should be counts as its decimal text (vendors send both); an empty id is none.
+//! A place is a JSON Pointer into a JSON body (parsed once per webhook, whatever is read), a
+//! header, or a query parameter. A number where an id should be counts as its decimal text
+//! (vendors send both); an empty id is none.
+
+use std::sync::OnceLock;
 
 use http::HeaderMap;
 use serde_json::Value;
 
-/// The external id of a webhook, if it has one.
-pub(super) fn external_id(
-    declared: Option<&Value>,
-    headers: &HeaderMap,
-    query: Option<&str>,
-    body: &[u8],
-) -> Option<String> {
-    if let Some(id) = query_param(query, "externalId") {
-        return Some(id);
-    }
-    at(declared?, headers, query, body)
+/// A webhook as it arrived, its body read as JSON at most once whatever is asked of it.
+pub(super) struct Arrived<'a> {
+    headers: &'a HeaderMap,
+    query: Option<&'a str>,
+    body: &'a [u8],
+    json: OnceLock<Option<Value>>,
 }
 
-/// The event id of a webhook, when the session's version (`manifest`) declares where it is.
-pub(super) fn event_id(
-    manifest: &Value,
-    headers: &HeaderMap,
-    query: Option<&str>,
-    body: &[u8],
-) -> Option<String> {
-    let declared = &manifest["handles"]["webhookEventId"];
-    if declared.is_null() {
-        return None;
-    }
-    at(declared, headers, query, body)
-}
-
-/// The value at the declared place.
-fn at(declared: &Value, headers: &HeaderMap, query: Option<&str>, body: &[u8]) -> Option<String> {
-    let found = if let Some(pointer) = declared["json"].as_str() {
-        let body: Value = serde_json::from_slice(body).ok()?;
-        match body.pointer(pointer)? {
-            Value::String(id) => Some(id.clone()),
-            Value::Number(id) => Some(id.to_string()),
-            _ => None,
+impl<'a> Arrived<'a> {
+    pub(super) fn new(headers: &'a HeaderMap, query: Option<&'a str>, body: &'a [u8]) -> Self {
+        Self {
+            headers,
+            query,
+            body,
+            json: OnceLock::new(),
         }
-    } else if let Some(name) = declared["header"].as_str() {
-        headers.get(name)?.to_str().ok().map(str::to_owned)
-    } else if let Some(name) = declared["query"].as_str() {
-        query_param(query, name)
-    } else {
-        None
-    };
-    found.filter(|id| !id.is_empty())
+    }
+
+    /// The external id: the URL's, else the one at `declared`.
+    pub(super) fn external_id(&self, declared: Option<&Value>) -> Option<String> {
+        if let Some(id) = query_param(self.query, "externalId") {
+            return Some(id);
+        }
+        self.at(declared?)
+    }
+
+    /// The event id, when the session's version (`manifest`) declares where it is.
+    pub(super) fn event_id(&self, manifest: &Value) -> Option<String> {
+        let declared = &manifest["handles"]["webhookEventId"];
+        if declared.is_null() {
+            return None;
+        }
+        self.at(declared)
+    }
+
+    /// The value at the declared place.
+    fn at(&self, declared: &Value) -> Option<String> {
+        let found = if let Some(pointer) = declared["json"].as_str() {
+            let body = self
+                .json
+                .get_or_init(|| serde_json::from_slice(self.body).ok())
+                .as_ref()?;
+            match body.pointer(pointer)? {
+                Value::String(id) => Some(id.clone()),
+                Value::Number(id) => Some(id.to_string()),
+                _ => None,
+            }
+        } else if let Some(name) = declared["header"].as_str() {
+            self.headers.get(name)?.to_str().ok().map(str::to_owned)
+        } else if let Some(name) = declared["query"].as_str() {
+            query_param(self.query, name)
+        } else {
+            None
+        };
+        found.filter(|id| !id.is_empty())
+    }
 }
 
 /// The first non-empty value of query parameter `name`.
@@ -78,12 +93,10 @@ mod tests {
         headers.insert("x-event", HeaderValue::from_static("e-1"));
         let declared =
             json!({"handles": {"webhook": true, "webhookEventId": {"header": "x-event"}}});
-        assert_eq!(
-            event_id(&declared, &headers, None, b"{}").as_deref(),
-            Some("e-1")
-        );
+        let arrived = Arrived::new(&headers, None, b"{}");
+        assert_eq!(arrived.event_id(&declared).as_deref(), Some("e-1"));
         let silent = json!({"handles": {"webhook": true}});
-        assert_eq!(event_id(&silent, &headers, None, b"{}"), None);
+        assert_eq!(arrived.event_id(&silent), None);
     }
 
     #[test]
@@ -93,46 +106,47 @@ mod tests {
         headers.insert("x-session", HeaderValue::from_static("h-1"));
         let json_at = |p: &str| json!({"json": p});
         assert_eq!(
-            external_id(
-                Some(&json_at("/data/session")),
-                &headers,
-                Some("externalId=u-1"),
-                body
-            )
-            .as_deref(),
+            Arrived::new(&headers, Some("externalId=u-1"), body)
+                .external_id(Some(&json_at("/data/session")))
+                .as_deref(),
             Some("u-1")
         );
         assert_eq!(
-            external_id(Some(&json_at("/data/session")), &headers, None, body).as_deref(),
+            Arrived::new(&headers, None, body)
+                .external_id(Some(&json_at("/data/session")))
+                .as_deref(),
             Some("s-1")
         );
         assert_eq!(
-            external_id(Some(&json_at("/data/n")), &headers, None, body).as_deref(),
+            Arrived::new(&headers, None, body)
+                .external_id(Some(&json_at("/data/n")))
+                .as_deref(),
             Some("42")
         );
         assert_eq!(
-            external_id(Some(&json_at("/data/o")), &headers, None, body),
+            Arrived::new(&headers, None, body).external_id(Some(&json_at("/data/o"))),
             None
         );
         assert_eq!(
-            external_id(Some(&json_at("/data/session")), &headers, None, b"not json"),
+            Arrived::new(&headers, None, b"not json").external_id(Some(&json_at("/data/session"))),
             None
         );
         assert_eq!(
-            external_id(Some(&json!({"header": "x-session"})), &headers, None, body).as_deref(),
+            Arrived::new(&headers, None, body)
+                .external_id(Some(&json!({"header": "x-session"})))
+                .as_deref(),
             Some("h-1")
         );
         assert_eq!(
-            external_id(
-                Some(&json!({"query": "sid"})),
-                &headers,
-                Some("sid=q-1"),
-                body
-            )
-            .as_deref(),
+            Arrived::new(&headers, Some("sid=q-1"), body)
+                .external_id(Some(&json!({"query": "sid"})))
+                .as_deref(),
             Some("q-1")
         );
-        assert_eq!(external_id(None, &headers, Some("externalId="), body), None);
-        assert_eq!(external_id(None, &headers, None, body), None);
+        assert_eq!(
+            Arrived::new(&headers, Some("externalId="), body).external_id(None),
+            None
+        );
+        assert_eq!(Arrived::new(&headers, None, body).external_id(None), None);
     }
 }

@@ -76,7 +76,8 @@ pub(crate) async fn receive(
     let body = crate::body::read(&parts.headers, body, BODY_LIMIT).await?;
     let query = parts.uri.query();
 
-    let source = match declared::external_id(None, &parts.headers, query, &body) {
+    let arrived = declared::Arrived::new(&parts.headers, query, &body);
+    let source = match arrived.external_id(None) {
         Some(_) => None,
         None => {
             state
@@ -85,7 +86,8 @@ pub(crate) async fn receive(
                 .await?
         }
     };
-    let external_id = declared::external_id(source.as_ref(), &parts.headers, query, &body)
+    let external_id = arrived
+        .external_id(source.as_ref())
         .ok_or(Error::MissingExternalId)?;
 
     let target = webhook::find(&state.pool, publisher, app, &external_id)
@@ -115,7 +117,7 @@ pub(crate) async fn receive(
         return Err(Error::AppBlocked);
     }
     // A repeat whose event id the version lets us read is answered without running the module.
-    if let Some(event_id) = declared::event_id(&target.manifest, &parts.headers, query, &body)
+    if let Some(event_id) = arrived.event_id(&target.manifest)
         && state
             .webhook_claims
             .is_recorded(target.tenant_id, &target.app_name, &event_id)
