@@ -6,7 +6,9 @@
 //! drops what it queued for a partition that was revoked meanwhile (`assignment`), so a key
 //! has a single writer except for the message a lane was already handling at the revocation.
 //! Handlers must be idempotent (the pipeline's inbox makes them so, and serialises even that
-//! overlap).
+//! overlap). A handler may take a partition's queued messages as a batch, one effect for all
+//! ([`Handler::handle_batch`]: group commits); a failed batch is split into single messages, so
+//! failures below are still each message's own.
 //!
 //! A failure says what it means for the message ([`HandleError`]): one that the message itself
 //! causes is retried a bounded number of times ([`RetryPolicy`]) and then dead-lettered, so one
@@ -100,6 +102,25 @@ impl<'a> Delivery<'a> {
 #[async_trait]
 pub trait Handler: Send + Sync {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError>;
+
+    /// Up to how many queued messages of one partition [`Handler::handle_batch`] takes at once;
+    /// 1 (the default) hands every message to [`Handler::handle`] alone.
+    fn batch_limit(&self) -> usize {
+        1
+    }
+
+    /// Applies consecutive messages of one partition, in offset order, so that `Ok` means every
+    /// one's effect is durable (one transaction for all: a group commit). Only what is already
+    /// queued is batched, so a batch never waits for more. When a batch fails (other than
+    /// fatally) its messages are handed to [`Handler::handle`] one at a time, retried and
+    /// dead-lettered alone: a batch may have applied part of itself before failing, which
+    /// idempotent handlers make harmless.
+    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
+        for delivery in deliveries {
+            self.handle(delivery).await?;
+        }
+        Ok(())
+    }
 
     /// `delivery` is on the dead-letter topic because of `reason`: tell whoever waits for it.
     /// Called before its offset is stored, so it runs again after a crash; a retryable or
@@ -222,7 +243,7 @@ impl Consumer {
     }
 
     /// Runs until `shutdown` resolves or the handler fails fatally. On shutdown each lane finishes
-    /// the message it is handling (messages queued behind it are redelivered later); offsets
+    /// the message (or batch) it is handling (messages queued behind it are redelivered later); offsets
     /// stored so far are committed before returning.
     pub async fn run<H: Handler + 'static>(
         self,
@@ -287,6 +308,55 @@ impl Consumer {
         self.inner.unsubscribe();
         self.inner.subscribe(&[&self.topic])?;
         Ok(())
+    }
+
+    /// Handles consecutive messages of one partition until each is applied or dead-lettered
+    /// (`Ok(true)`), storing the offsets as it goes: as one batch first, and one at a time
+    /// when the batch fails. `Ok(false)` when shutdown came during a retry.
+    async fn handle_all_until_done<H: Handler>(
+        &self,
+        handler: &H,
+        messages: &[OwnedMessage],
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Result<bool, Error> {
+        if let [.., last] = messages
+            && messages.len() > 1
+        {
+            let deliveries: Vec<Delivery<'_>> =
+                messages.iter().map(|m| Delivery::of(m, 1)).collect();
+            match handler.handle_batch(&deliveries).await {
+                Ok(()) => {
+                    self.store_offset(last);
+                    return Ok(true);
+                }
+                Err(HandleError::Fatal(reason)) => return Err(Error::Fatal(reason)),
+                Err(error) => tracing::info!(
+                    topic = %self.topic,
+                    partition = last.partition(),
+                    messages = messages.len(),
+                    %error,
+                    "a batch failed; applying its messages one at a time"
+                ),
+            }
+        }
+        for message in messages {
+            if !self.handle_until_done(handler, message, shutdown).await? {
+                return Ok(false);
+            }
+            self.store_offset(message);
+        }
+        Ok(true)
+    }
+
+    /// Marks `message` and everything before it in its partition as done, for the next commit.
+    fn store_offset(&self, message: &OwnedMessage) {
+        if let Err(error) =
+            self.inner
+                .store_offset(message.topic(), message.partition(), message.offset())
+        {
+            // The partition was revoked meanwhile; its new owner redelivers.
+            tracing::warn!(topic = %self.topic, %error, "offset not stored");
+        }
     }
 
     /// Handles one message until it is applied or dead-lettered (`Ok(true)`), shutdown comes

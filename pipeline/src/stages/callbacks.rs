@@ -1,25 +1,31 @@
 //! The callbacks stage: vendor webhook events (SPEC §3.2, §4.8) on `callbacks.events`, keyed by
-//! the session they name, so each session has one writer here. An event applies in one
-//! transaction, with the session's row locked:
+//! the session they name, so each session has one writer here. The events a partition has
+//! queued apply together, in order, in one transaction (a group commit: one commit for up to
+//! [`BATCH_LIMIT`] events), with their sessions' rows locked first, in id order:
 //!
-//! - it is recorded once: its message id is the row's key (a redelivery records nothing) and
-//!   its vendor event id is unique per tenant and app (a repeat records nothing);
+//! - an event is recorded once: its message id is the row's key (a redelivery records nothing)
+//!   and its vendor event id is unique per tenant and app (a repeat records nothing);
 //! - on a pending session, a `completed` or `failed` event settles it (first wins: the
 //!   timeout, a cancel and a forced uninstall move the session only while it is pending too,
 //!   under the same row lock) and resumes its run through a timer due now; a `pending` event
 //!   leaves it pending; both are audited as `app.callback.received` (app, external id, status
 //!   and event id, never the payload);
-//! - on a settled session it is recorded as `stale` and changes nothing.
+//! - on a settled session (settled before, or by an earlier event of the same batch) it is
+//!   recorded as `stale` and changes nothing.
 //!
-//! The message needs no inbox row and no reply: the event's own row is the record of it having
-//! been applied, and the webhook route answered once the event was on the log.
+//! A batch that fails is applied again one event at a time by the consumer, so an event that
+//! can never apply is dead-lettered alone. The message needs no inbox row and no reply: the
+//! event's own row is the record of it having been applied, and the webhook route answered once
+//! the event was on the log.
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::callbacks::Event;
 use topics::{Delivery, Envelope, HandleError, Handler};
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 use uuid::Uuid;
 
 use crate::Error;
@@ -28,6 +34,10 @@ use crate::stage::apply_span;
 
 /// The stage's name: its consumer group and logs.
 pub(crate) const NAME: &str = "callbacks";
+
+/// Most events applied in one transaction: a lane's pause mark, so a backlog drains in full
+/// batches, while the session locks of one batch are held for a few milliseconds only.
+const BATCH_LIMIT: usize = 64;
 
 /// Applies [`Event`]s of the `callbacks.events` topic.
 #[derive(Debug, Clone)]
@@ -44,12 +54,27 @@ impl CallbacksHandler {
 #[async_trait]
 impl Handler for CallbacksHandler {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
-        let event = Envelope::<Event>::decode(delivery.payload)
-            .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let span = apply_span(NAME, &event, delivery.attempt);
-        span.record("svc.app.name", event.body.app_name.as_str());
-        apply(&self.pool, &event)
-            .instrument(span)
+        self.handle_batch(std::slice::from_ref(delivery)).await
+    }
+
+    fn batch_limit(&self) -> usize {
+        BATCH_LIMIT
+    }
+
+    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
+        let events = deliveries
+            .iter()
+            .map(|delivery| {
+                let event = Envelope::<Event>::decode(delivery.payload)
+                    .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
+                let span = apply_span(NAME, &event, delivery.attempt);
+                span.record("svc.app.name", event.body.app_name.as_str());
+                Ok((event, span))
+            })
+            .collect::<Result<Vec<_>, HandleError>>()?;
+        let batch = tracing::info_span!("stage.batch", stage = NAME, events = events.len());
+        apply_all(&self.pool, &events)
+            .instrument(batch)
             .await
             .map_err(Error::into_handle_error)
     }
@@ -74,6 +99,9 @@ impl Handler for CallbacksHandler {
 /// The session an event names, as settling reads it.
 #[derive(Debug, sqlx::FromRow)]
 struct Session {
+    id: Uuid,
+    tenant_id: Uuid,
+    app_name: String,
     status: String,
     action: String,
     workflow_run_id: Option<Uuid>,
@@ -107,38 +135,98 @@ impl Recorded {
     }
 }
 
-async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
+/// A session settled by an event, for `svc.app.callback.wait` once the transaction committed.
+struct Waited {
+    tenant: Uuid,
+    app: String,
+    action: String,
+    result: &'static str,
+    seconds: f64,
+}
+
+/// Applies `events` (each with its span) in order, in one transaction.
+async fn apply_all(pool: &PgPool, events: &[(Envelope<Event>, Span)]) -> Result<(), Error> {
+    let mut tx = pool.begin().await?;
+    let mut sessions = lock_sessions(&mut tx, events).await?;
+    let mut waits = Vec::new();
+    for (event, span) in events {
+        let waited = apply(&mut tx, &mut sessions, event)
+            .instrument(span.clone())
+            .await?;
+        waits.extend(waited);
+    }
+    tx.commit().await?;
+    for waited in waits {
+        observe_wait(
+            waited.tenant,
+            &waited.app,
+            &waited.action,
+            waited.result,
+            waited.seconds,
+        );
+    }
+    Ok(())
+}
+
+/// The sessions `events` name, locked in id order (so two transactions locking some of the same
+/// sessions wait for each other rather than deadlock).
+async fn lock_sessions(
+    tx: &mut Transaction<'_, Postgres>,
+    events: &[(Envelope<Event>, Span)],
+) -> Result<HashMap<Uuid, Session>, Error> {
+    let mut ids: Vec<Uuid> = events.iter().map(|(e, _)| e.body.session_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let sessions: Vec<Session> = sqlx::query_as(
+        "SELECT id, tenant_id, app_name, status, action, workflow_run_id \
+         FROM app_callback_sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(sessions.into_iter().map(|s| (s.id, s)).collect())
+}
+
+/// Records one event against its locked session; answers the wait of the session it settled.
+async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    sessions: &mut HashMap<Uuid, Session>,
+    envelope: &Envelope<Event>,
+) -> Result<Option<Waited>, Error> {
     let tenant = envelope
         .tenant
         .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
     let event = &envelope.body;
-    let mut tx = pool.begin().await?;
-    let session: Option<Session> = sqlx::query_as(
-        "SELECT status, action, workflow_run_id FROM app_callback_sessions \
-         WHERE id = $1 AND tenant_id = $2 AND app_name = $3 FOR UPDATE",
-    )
-    .bind(event.session_id)
-    .bind(tenant)
-    .bind(&event.app_name)
-    .fetch_optional(&mut *tx)
-    .await?;
     // The route found the session before producing, and sessions are never deleted.
-    let session = session.ok_or_else(|| {
-        Error::Invalid(format!(
-            "no session {} of {}",
-            event.session_id, event.app_name
-        ))
-    })?;
+    let session = sessions
+        .get_mut(&event.session_id)
+        .filter(|s| s.tenant_id == tenant && s.app_name == event.app_name)
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "no session {} of {}",
+                event.session_id, event.app_name
+            ))
+        })?;
     let recorded = Recorded::of(&session.status, event);
-    if !record(&mut tx, tenant, envelope, recorded).await? {
+    if !record(tx, tenant, envelope, recorded).await? {
         tracing::info!(
             event_id = event.event_id,
             "a repeat of a recorded event; nothing to do"
         );
-        return Ok(tx.rollback().await?);
+        return Ok(None);
     }
     let waited = match recorded {
-        Recorded::Settled => Some(settle(&mut tx, tenant, event, &session).await?),
+        Recorded::Settled => {
+            let seconds = settle(tx, tenant, event, session).await?;
+            session.status = event.status.as_str().to_owned();
+            Some(Waited {
+                tenant,
+                app: event.app_name.clone(),
+                action: session.action.clone(),
+                result: event.status.as_str(),
+                seconds,
+            })
+        }
         Recorded::Accepted => None,
         Recorded::Stale => {
             tracing::info!(
@@ -146,7 +234,7 @@ async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
                 session = session.status,
                 "stale event"
             );
-            return Ok(tx.commit().await?);
+            return Ok(None);
         }
     };
     let audited = AuditEvent {
@@ -160,13 +248,8 @@ async fn apply(pool: &PgPool, envelope: &Envelope<Event>) -> Result<(), Error> {
             "eventId": event.event_id,
         }),
     };
-    audit::record(&mut tx, envelope, audited).await?;
-    tx.commit().await?;
-    if let Some(seconds) = waited {
-        let result = event.status.as_str();
-        observe_wait(tenant, &event.app_name, &session.action, result, seconds);
-    }
-    Ok(())
+    audit::record(tx, envelope, audited).await?;
+    Ok(waited)
 }
 
 /// `svc.app.callback.wait` of a session that settled: `result` is how (`completed`, `failed`,

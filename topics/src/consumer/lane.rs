@@ -1,5 +1,6 @@
 //! A lane: the task that handles one partition's messages in order, storing each offset after
-//! its handler returned. The receiving loop never waits for a lane: it queues the message and
+//! its handler returned; a handler that takes batches gets what is queued at once, up to its
+//! [`Handler::batch_limit`]. The receiving loop never waits for a lane: it queues the message and
 //! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
 //! is per partition too: a lane holding [`PAUSE_AT`] messages has its partition paused at the
 //! broker until it is down to [`RESUME_AT`].
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::consumer::Consumer as _;
-use rdkafka::message::{Message as _, OwnedMessage};
+use rdkafka::message::OwnedMessage;
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, watch};
 
@@ -134,8 +135,10 @@ struct Lane<H> {
 
 impl<H: Handler> Lane<H> {
     async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Queued>) -> Result<(), Error> {
+        let limit = self.handler.batch_limit().max(1);
+        let mut batch = Vec::with_capacity(limit);
         loop {
-            let queued = tokio::select! {
+            let first = tokio::select! {
                 biased;
                 _ = self.stopped.wait_for(|stopped| *stopped) => return Ok(()),
                 queued = queue.recv() => match queued {
@@ -143,27 +146,33 @@ impl<H: Handler> Lane<H> {
                     None => return Ok(()),
                 },
             };
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            // What else is queued already joins the batch; nothing is waited for.
+            batch.push(first);
+            while batch.len() < limit {
+                match queue.try_recv() {
+                    Ok(queued) => batch.push(queued),
+                    Err(_) => break,
+                }
+            }
+            self.shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
             self.shared.set_paused(false);
-            // Revoked since it was received: the partition's new owner applies it.
-            if queued.generation != self.shared.generation.load(Ordering::SeqCst) {
+            // Revoked since they were received: the partition's new owner applies them.
+            let generation = self.shared.generation.load(Ordering::SeqCst);
+            let messages: Vec<OwnedMessage> = batch
+                .drain(..)
+                .filter(|queued| queued.generation == generation)
+                .map(|queued| queued.message)
+                .collect();
+            if messages.is_empty() {
                 continue;
             }
-            let consumer = &self.shared.consumer;
-            let message = &queued.message;
-            if !consumer
-                .handle_until_done(&*self.handler, message, &mut self.stopped)
+            if !self
+                .shared
+                .consumer
+                .handle_all_until_done(&*self.handler, &messages, &mut self.stopped)
                 .await?
             {
                 return Ok(());
-            }
-            if let Err(error) =
-                consumer
-                    .inner
-                    .store_offset(message.topic(), message.partition(), message.offset())
-            {
-                // The partition was revoked meanwhile; its new owner redelivers.
-                tracing::warn!(topic = %consumer.topic, %error, "offset not stored");
             }
         }
     }
