@@ -73,6 +73,9 @@ pub(crate) struct Config {
     /// `WEBHOOK_MAX_IN_FLIGHT`: webhooks handled at once by this instance; beyond it the route
     /// answers 503 with `Retry-After` instead of queueing.
     pub(crate) webhook_max_in_flight: usize,
+    /// `WEBHOOK_PRODUCE_LINGER_MS`: how long a webhook's event waits for others to share its
+    /// produce request (the broker's cost is per request; see BENCHMARKS.md).
+    pub(crate) webhook_produce_linger: Duration,
 }
 
 impl Config {
@@ -116,6 +119,8 @@ impl Config {
             .text("WEBHOOK_PUBLIC_URL")
             .map(|url| url.trim_end_matches('/').to_owned());
         let webhook_max_in_flight = env.parsed("WEBHOOK_MAX_IN_FLIGHT", 256usize).max(1);
+        let webhook_produce_linger =
+            Duration::from_millis(env.parsed("WEBHOOK_PRODUCE_LINGER_MS", 20u64));
         Self {
             host,
             port,
@@ -140,6 +145,7 @@ impl Config {
             trusted_proxies,
             webhook_public_url,
             webhook_max_in_flight,
+            webhook_produce_linger,
         }
     }
 }

@@ -74,6 +74,7 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
     );
     tokio::join!(public_server, internal_server);
     let _ = state.producer.flush(Duration::from_secs(5));
+    let _ = state.webhook_events.flush(Duration::from_secs(5));
     Ok(())
 }
 

@@ -28,6 +28,9 @@ pub(crate) struct Inner {
     pub(crate) config: Config,
     pub(crate) pool: PgPool,
     pub(crate) producer: topics::Producer,
+    /// The producer of vendor webhook events: its own, lingering longer than commands' (a route
+    /// waiting on a command wants it sent at once; webhooks come in bursts).
+    pub(crate) webhook_events: topics::Producer,
     pub(crate) objects: Option<ObjectStore>,
     /// The runner's client, when the deployment has a runner (`APP_RUNNER_URL`).
     pub(crate) runner: Option<runner::client::RunnerClient>,
@@ -96,6 +99,11 @@ impl State {
             .connect_lazy(&config.database_url)?;
         let redis = redis::Client::open(config.redis_url.as_str())?;
         let producer = topics::Producer::new(&config.kafka_brokers, "ingress")?;
+        let webhook_events = topics::Producer::with_linger(
+            &config.kafka_brokers,
+            "ingress-webhooks",
+            config.webhook_produce_linger,
+        )?;
         let objects = config.storage.as_ref().map(ObjectStore::new);
         let runner = match (&config.runner_url, &config.runner_token) {
             (Some(url), Some(token)) => Some(runner::client::RunnerClient::new(url, token)?),
@@ -114,6 +122,7 @@ impl State {
             config,
             pool,
             producer,
+            webhook_events,
             objects,
             runner,
             redis,

@@ -4,8 +4,9 @@
 //! same process. Prints the produce acknowledgement and produce-to-consume latencies, after a
 //! warm-up second (a new idempotent producer stalls its first messages).
 //!
-//! `cargo run --release -p topics --example broker_latency -- BROKERS [RATE] [SECONDS] [FETCH_WAIT_MS] [BYTES]`
-//! (defaults: 500 messages/s, 30 s, 10 ms, 700-byte payloads: an install command's size)
+//! `cargo run --release -p topics --example broker_latency -- BROKERS [RATE] [SECONDS] [FETCH_WAIT_MS] [BYTES] [LINGER_MS]`
+//! (defaults: 500 messages/s, 30 s, 10 ms, 700-byte payloads: an install command's size, and
+//! the producer's default `linger.ms`)
 //!
 //! `cargo run --release -p topics --example broker_latency -- idle BROKERS [CONSUMERS] [SECONDS] [FETCH_WAIT_MS]`
 //! keeps that many consumers polling an empty topic (defaults: 2, as the pipeline runs, 20 s,
@@ -45,13 +46,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds: u64 = args.next().map_or(Ok(30), |a| a.parse())?;
     let fetch_wait_ms: u64 = args.next().map_or(Ok(10), |a| a.parse())?;
     let bytes: usize = args.next().map_or(Ok(700), |a| a.parse())?;
+    let linger = match args.next() {
+        Some(ms) => Duration::from_millis(ms.parse()?),
+        None => topics::producer::DEFAULT_LINGER,
+    };
 
     if !(1..=100_000).contains(&rate) {
         return Err("RATE must be 1 to 100000 messages a second".into());
     }
     let (admin, topic) = fresh_topic(&brokers).await?;
     let consumer = consumer(&brokers, &topic, &topic, fetch_wait_ms)?;
-    let producer = topics::Producer::new(&brokers, "broker-latency")?;
+    let producer = topics::Producer::with_linger(&brokers, "broker-latency", linger)?;
     // One message there and back first: the consumer has joined its group and holds every
     // partition, and the producer is past its first-message stall, before the clock starts.
     producer.send_raw(&topic, b"warm-up", &[0; 8], &[]).await?;
@@ -116,8 +121,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let offered = start.elapsed();
 
     println!(
-        "broker: {total} messages of {bytes} bytes at {rate}/s over {:.1} s, consumer fetch.wait.max.ms={fetch_wait_ms}; {failed} failed, {consumed} consumed",
-        offered.as_secs_f64()
+        "broker: {total} messages of {bytes} bytes at {rate}/s over {:.1} s, linger.ms={}, consumer fetch.wait.max.ms={fetch_wait_ms}; {failed} failed, {consumed} consumed",
+        offered.as_secs_f64(),
+        linger.as_millis()
     );
     print_line("produce ack", &mut acks.lock().await);
     print_line("produce to consume", &mut end_to_end.lock().await);
@@ -125,7 +131,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-const USAGE: &str = "usage: broker_latency BROKERS [RATE] [SECONDS] [FETCH_WAIT_MS] [BYTES] | idle BROKERS [CONSUMERS] [SECONDS] [FETCH_WAIT_MS]";
+const USAGE: &str = "usage: broker_latency BROKERS [RATE] [SECONDS] [FETCH_WAIT_MS] [BYTES] [LINGER_MS] | idle BROKERS [CONSUMERS] [SECONDS] [FETCH_WAIT_MS]";
 
 /// Consumers in their own groups on an empty topic, each fetching in a loop for `seconds`.
 async fn idle(

@@ -34,14 +34,25 @@ impl std::fmt::Debug for Producer {
 /// How long a send may wait for its acknowledgement before it fails.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a message waits for others to share its produce request, by default: a command a
+/// route waits on is sent almost at once.
+pub const DEFAULT_LINGER: Duration = Duration::from_millis(1);
+
 impl Producer {
     pub fn new(brokers: &str, client_id: &str) -> Result<Self, Error> {
+        Self::with_linger(brokers, client_id, DEFAULT_LINGER)
+    }
+
+    /// A producer whose messages wait up to `linger` for others to share their produce request
+    /// (librdkafka's `linger.ms`): fewer, larger requests for a broker whose cost is per request,
+    /// against that much latency per message.
+    pub fn with_linger(brokers: &str, client_id: &str, linger: Duration) -> Result<Self, Error> {
         let inner: FutureProducer = ClientConfig::new()
             .set("bootstrap.servers", brokers)
             .set("client.id", client_id)
             .set("acks", "all")
             .set("enable.idempotence", "true")
-            .set("linger.ms", "1")
+            .set("linger.ms", linger.as_millis().to_string())
             .set(
                 "message.timeout.ms",
                 DELIVERY_TIMEOUT.as_millis().to_string(),

@@ -322,7 +322,7 @@ async fn record(
         service::telemetry::traces::traceparent_of(&tracing::Span::current()),
         event,
     );
-    if let Err(error) = state.producer.send(&envelope).await {
+    if let Err(error) = state.webhook_events.send(&envelope).await {
         if let Some(held) = held {
             held.release().await;
         }
