@@ -17,7 +17,7 @@ use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
-use crate::routes::webhooks::{EventClaims, ExternalIdSources};
+use crate::routes::webhooks::{EventClaims, ExternalIdSources, OutputSchemas};
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -47,6 +47,8 @@ pub(crate) struct Inner {
     pub(crate) webhooks_in_flight: Arc<Semaphore>,
     /// Where each app says a webhook's external id is.
     pub(crate) external_id_sources: ExternalIdSources,
+    /// Compiled output schemas of the versions whose events arrive.
+    pub(crate) output_schemas: OutputSchemas,
 }
 
 impl std::ops::Deref for State {
@@ -135,6 +137,7 @@ impl State {
             webhook_claims: EventClaims::new(redis_for_claims),
             webhooks_in_flight,
             external_id_sources: ExternalIdSources::default(),
+            output_schemas: OutputSchemas::default(),
         })))
     }
 }

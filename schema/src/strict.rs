@@ -11,6 +11,7 @@
 //! Instances are validated with a validator built here, so the formats a manifest's schema
 //! names are asserted the same way at upload and at call time.
 
+pub use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Retrieve, Uri, ValidationError, ValidationOptions};
 use serde_json::Value;
@@ -126,7 +127,7 @@ pub fn options() -> ValidationOptions<'static> {
 }
 
 /// Compiles `schema` strictly. The issues' paths are `at` followed by the place in the schema.
-pub fn compile(schema: &Value, at: &str) -> Result<jsonschema::Validator, Vec<Issue>> {
+pub fn compile(schema: &Value, at: &str) -> Result<Validator, Vec<Issue>> {
     let options = options();
     let mut issues = Vec::new();
     check_keywords(schema, at, &options, &mut issues);
@@ -245,6 +246,12 @@ pub fn validate(schema: &Value, instance: &Value, at: &str) -> Result<(), Vec<Is
             "the version's schema does not compile under this build",
         )]
     })?;
+    check(&validator, instance, at)
+}
+
+/// [`validate`] with a schema [`compile`]d before: for a caller that checks many instances
+/// against one version's schema (compiling is most of the cost).
+pub fn check(validator: &Validator, instance: &Value, at: &str) -> Result<(), Vec<Issue>> {
     let issues: Vec<Issue> = validator
         .iter_errors(instance)
         .take(crate::manifest::MAX_ISSUES)

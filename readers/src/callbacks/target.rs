@@ -24,6 +24,9 @@ pub struct Target {
     pub version: String,
     pub sha256: String,
     pub manifest: Value,
+    /// Whether a platform version's session of another tenant has the same external id: the
+    /// platform route cannot tell such sessions apart (always false for a tenant's own version).
+    pub shared_with_another_tenant: bool,
     /// The tenant's install of the app, when it is still installed.
     pub installed: bool,
     pub config: Option<Value>,
@@ -58,6 +61,11 @@ macro_rules! target_columns {
     () => {
         "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
          s.version_id, v.tenant_id AS publisher, v.version, v.sha256, v.manifest, \
+         (v.tenant_id IS NULL AND EXISTS (SELECT 1 FROM app_callback_sessions o \
+            JOIN app_versions ov ON ov.id = o.version_id \
+            WHERE o.app_name = s.app_name AND o.external_id = s.external_id \
+              AND ov.tenant_id IS NULL AND o.tenant_id <> s.tenant_id)) \
+           AS shared_with_another_tenant, \
          i.tenant_id IS NOT NULL AS installed, \
          i.config, i.approved_hosts, \
          ARRAY(SELECT x.name FROM app_secrets x WHERE x.tenant_id = i.tenant_id \

@@ -1,7 +1,8 @@
 //! What the vendor webhook routes (SPEC §4.8) read before any module code runs: where the
 //! publisher's newest published version says a webhook's external id is ([`external_id_source`]),
-//! the session an external id names with its tenant's install and the version that started it
-//! ([`find`]), and whether an event id was already recorded ([`recorded_event`]).
+//! the session an external id names with its tenant's install, the version that started it and
+//! whether another tenant's session has the same id ([`find`]), and whether an event id was
+//! already recorded ([`recorded_event`]).
 //!
 //! [`find`] is the one read of this crate that does not start from a tenant: the platform route
 //! serves every tenant and learns the tenant from the session. It sees only sessions started by
@@ -82,27 +83,6 @@ pub async fn find(
     }
     query.push(" ORDER BY s.status = 'pending' DESC, s.created_at DESC LIMIT 1");
     Ok(query.build_query_as().fetch_optional(pool).await?)
-}
-
-/// Whether a platform version's session of `app` with `external_id` belongs to a tenant other
-/// than `tenant` (the platform route cannot tell such sessions apart).
-pub async fn another_tenant_has(
-    pool: &PgPool,
-    app: &str,
-    external_id: &str,
-    tenant: Uuid,
-) -> Result<bool, Error> {
-    Ok(sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM app_callback_sessions s \
-           JOIN app_versions v ON v.id = s.version_id \
-           WHERE s.app_name = $1 AND s.external_id = $2 AND v.tenant_id IS NULL \
-             AND s.tenant_id <> $3)",
-    )
-    .bind(app)
-    .bind(external_id)
-    .bind(tenant)
-    .fetch_one(pool)
-    .await?)
 }
 
 /// The session and outcome of the event `event_id` of the tenant's `app`, when recorded.

@@ -19,6 +19,7 @@
 
 mod claims;
 mod declared;
+mod output_schemas;
 mod request;
 mod sources;
 
@@ -39,6 +40,7 @@ use uuid::Uuid;
 
 use self::claims::Claim;
 pub(crate) use self::claims::EventClaims;
+pub(crate) use self::output_schemas::OutputSchemas;
 pub(crate) use self::sources::ExternalIdSources;
 use crate::error::Error;
 use crate::session_call;
@@ -97,9 +99,7 @@ pub(crate) async fn receive(
     let span = tracing::Span::current();
     span.record("svc.tenant_id", tracing::field::display(target.tenant_id));
     span.record("svc.app.name", app);
-    if publisher == Publisher::Platform
-        && webhook::another_tenant_has(&state.pool, app, &external_id, target.tenant_id).await?
-    {
+    if target.shared_with_another_tenant {
         // Vendors give each account its ids; two tenants' sessions with one id cannot be told
         // apart here, and either tenant's module would run with the other's event.
         tracing::warn!(
@@ -146,7 +146,7 @@ pub(crate) async fn receive(
             reason: "bad_output",
         });
     }
-    let event = checked(event, &target);
+    let event = checked(event, &target, &state.output_schemas);
     storable(&event)?;
     record(state, &target, event, request_id).await
 }
@@ -225,7 +225,7 @@ fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
 
 /// The event as it is recorded: a completed event whose output the action's output schema
 /// refuses fails the session instead (the run must never see an output outside its schema).
-fn checked(event: ModuleEvent, target: &Target) -> Event {
+fn checked(event: ModuleEvent, target: &Target, schemas: &OutputSchemas) -> Event {
     let mut event = Event {
         session_id: target.session_id,
         app_name: target.app_name.clone(),
@@ -236,9 +236,8 @@ fn checked(event: ModuleEvent, target: &Target) -> Event {
         error: event.error,
     };
     if event.status == EventStatus::Completed {
-        let schema = &target.manifest["actions"][&target.action]["output"];
         let output = event.output.clone().unwrap_or(Value::Null);
-        if let Err(issues) = schema::strict::validate(schema, &output, "/output") {
+        if let Err(issues) = schemas.check(target, &output) {
             let issues: Vec<String> = issues
                 .iter()
                 .map(|i| format!("{}: {}", i.path, i.message))
