@@ -236,16 +236,14 @@ fn unknown_keyword(keyword: &str) -> String {
     format!("unknown keyword {keyword:?}{hint}")
 }
 
+/// What checking against a stored schema that this build no longer compiles says.
+pub const UNCOMPILABLE: &str = "the version's schema does not compile under this build";
+
 /// Checks `instance` against a manifest's `schema` (compiled strictly, so formats are asserted
 /// as at upload); each issue's path is `at` followed by the place in the instance. The host
 /// never fills defaults: the instance is only read.
 pub fn validate(schema: &Value, instance: &Value, at: &str) -> Result<(), Vec<Issue>> {
-    let validator = compile(schema, "").map_err(|_| {
-        vec![Issue::new(
-            at,
-            "the version's schema does not compile under this build",
-        )]
-    })?;
+    let validator = compile(schema, "").map_err(|_| vec![Issue::new(at, UNCOMPILABLE)])?;
     check(&validator, instance, at)
 }
 

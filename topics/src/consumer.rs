@@ -4,7 +4,8 @@
 //! partition and a crash redelivers from the first unfinished message; partitions are handled
 //! concurrently, and one slow or retrying message holds back only its own partition. A lane
 //! drops what it queued for a partition that was revoked meanwhile (`assignment`), so a key
-//! has a single writer except for the message a lane was already handling at the revocation.
+//! has a single writer except for the message (or batch) a lane was already handling at the
+//! revocation.
 //! Handlers must be idempotent (the pipeline's inbox makes them so, and serialises even that
 //! overlap). A handler may take a partition's queued messages as a batch, one effect for all
 //! ([`Handler::handle_batch`]: group commits); a failed batch is split into single messages, so
@@ -312,12 +313,15 @@ impl Consumer {
 
     /// Handles consecutive messages of one partition until each is applied or dead-lettered
     /// (`Ok(true)`), storing the offsets as it goes: as one batch first, and one at a time
-    /// when the batch fails. `Ok(false)` when shutdown came during a retry.
+    /// when the batch fails. One at a time, it stops before a message once the partition is no
+    /// longer ours (`still_ours`: its new owner applies the rest) or shutdown has come
+    /// (`Ok(false)`, as when shutdown comes during a retry).
     async fn handle_all_until_done<H: Handler>(
         &self,
         handler: &H,
         messages: &[OwnedMessage],
         shutdown: &mut watch::Receiver<bool>,
+        still_ours: impl Fn() -> bool + Send,
     ) -> Result<bool, Error> {
         if let [.., last] = messages
             && messages.len() > 1
@@ -340,6 +344,12 @@ impl Consumer {
             }
         }
         for message in messages {
+            if *shutdown.borrow() {
+                return Ok(false);
+            }
+            if !still_ours() {
+                return Ok(true);
+            }
             if !self.handle_until_done(handler, message, shutdown).await? {
                 return Ok(false);
             }

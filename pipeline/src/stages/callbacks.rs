@@ -36,7 +36,9 @@ use crate::stage::apply_span;
 pub(crate) const NAME: &str = "callbacks";
 
 /// Most events applied in one transaction: a lane's pause mark, so a backlog drains in full
-/// batches, while the session locks of one batch are held for a few milliseconds only.
+/// batches; a full batch holds its sessions' locks for a few hundred statements (tens of
+/// milliseconds on a busy machine), which only the timeout, a cancel or an uninstall of one of
+/// those sessions waits for.
 const BATCH_LIMIT: usize = 64;
 
 /// Applies [`Event`]s of the `callbacks.events` topic.
@@ -168,8 +170,9 @@ async fn apply_all(pool: &PgPool, events: &[(Envelope<Event>, Span)]) -> Result<
     Ok(())
 }
 
-/// The sessions `events` name, locked in id order (so two transactions locking some of the same
-/// sessions wait for each other rather than deadlock).
+/// The sessions `events` name, locked in id order. Every writer that locks several sessions at
+/// once (another batch, a forced uninstall, a cancel) locks them in id order too, so two of them
+/// wait for each other rather than deadlock.
 async fn lock_sessions(
     tx: &mut Transaction<'_, Postgres>,
     events: &[(Envelope<Event>, Span)],

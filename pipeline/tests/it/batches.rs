@@ -1,5 +1,5 @@
-//! A handler that takes batches gets what a partition has queued in one call, and a batch that
-//! fails is split: its messages are applied one at a time, so the one that can never apply is
+//! A handler that takes batches gets what a partition has queued in one call (up to its limit),
+//! and a batch that fails is split: its messages are applied one at a time, so the one that can never apply is
 //! dead-lettered alone and every other is applied once.
 
 use std::sync::{Arc, Mutex};
@@ -14,18 +14,47 @@ use crate::support::{
     produce, stage_handler, wait_for,
 };
 
+/// What the consumer handed the handler: a batch, or one message alone.
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    Batch(Vec<Uuid>),
+    Single(Uuid),
+}
+
+fn id_of(delivery: &Delivery<'_>) -> Uuid {
+    delivery
+        .header("id")
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .and_then(|id| Uuid::try_parse(id).ok())
+        .expect("an id header")
+}
+
 /// The probe stage, taking batches of up to 16: a batch is its messages applied one after
 /// another (each in its own transaction, through the inbox), stopping at the first failure.
-/// Records the size of every batch it is handed; holds its first call back a moment, so what
-/// the test produced beforehand is all queued by then.
+/// Records every call; holds its first call back a moment, so what the test produced
+/// beforehand is all queued by the next one.
 struct Batching<H> {
     inner: H,
-    sizes: Arc<Mutex<Vec<usize>>>,
+    calls: Arc<Mutex<Vec<Call>>>,
+}
+
+impl<H> Batching<H> {
+    async fn record(&self, call: Call) {
+        let first = {
+            let mut calls = self.calls.lock().expect("lock");
+            calls.push(call);
+            calls.len() == 1
+        };
+        if first {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
 }
 
 #[async_trait]
 impl<H: Handler> Handler for Batching<H> {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+        self.record(Call::Single(id_of(delivery))).await;
         self.inner.handle(delivery).await
     }
 
@@ -34,14 +63,8 @@ impl<H: Handler> Handler for Batching<H> {
     }
 
     async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
-        let first = {
-            let mut sizes = self.sizes.lock().expect("lock");
-            sizes.push(deliveries.len());
-            sizes.len() == 1
-        };
-        if first {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+        self.record(Call::Batch(deliveries.iter().map(id_of).collect()))
+            .await;
         for delivery in deliveries {
             self.inner.handle(delivery).await?;
         }
@@ -81,10 +104,10 @@ async fn queued_messages_arrive_as_batches_and_a_failed_batch_is_split() {
     let poison = poison.expect("a poison message");
     let replied = ReplyListener::subscribe(poison).await;
 
-    let sizes = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::new(Mutex::new(Vec::new()));
     let handler = Batching {
         inner: stage_handler(&pool).await,
-        sizes: Arc::clone(&sizes),
+        calls: Arc::clone(&calls),
     };
     let group = format!("batches-{}", Uuid::new_v4().simple());
     let stop = tokio_util::sync::CancellationToken::new();
@@ -111,17 +134,31 @@ async fn queued_messages_arrive_as_batches_and_a_failed_batch_is_split() {
         assert_eq!(count(&pool, "effects", *id).await, 1, "applied once: {id}");
     }
     assert_eq!(count(&pool, "effects", poison).await, 0);
-    let sizes = sizes.lock().expect("lock").clone();
+    let calls = calls.lock().expect("lock").clone();
+    let batches: Vec<&Vec<Uuid>> = calls
+        .iter()
+        .filter_map(|call| match call {
+            Call::Batch(ids) => Some(ids),
+            Call::Single(_) => None,
+        })
+        .collect();
     assert!(
-        sizes.iter().all(|&size| size <= 16),
-        "no batch beyond the limit: {sizes:?}"
+        batches.iter().all(|ids| ids.len() > 1 && ids.len() <= 16),
+        "batches of two to the limit: {calls:?}"
     );
-    assert!(
-        sizes.iter().any(|&size| size > 1),
-        "queued messages come as batches: {sizes:?}"
-    );
-    // Forty messages in batches of at most 16, with the failed batch's messages each handled
-    // alone after: fewer calls than messages means batches happened; the split shows in the
-    // poison message being dead-lettered while its batch's others were applied.
-    assert!(sizes.len() < 40, "{sizes:?}");
+    // The poison message's batch failed and was split: each of its messages was then handed
+    // over alone, after the batch.
+    let failed = calls
+        .iter()
+        .position(|call| matches!(call, Call::Batch(ids) if ids.contains(&poison)))
+        .unwrap_or_else(|| panic!("the poison message came in a batch: {calls:?}"));
+    let Call::Batch(split) = &calls[failed] else {
+        unreachable!("found as a batch")
+    };
+    for id in split {
+        assert!(
+            calls[failed + 1..].contains(&Call::Single(*id)),
+            "{id} of the failed batch handled alone after it: {calls:?}"
+        );
+    }
 }

@@ -4,7 +4,8 @@
 //! gets a completed event, a failed event and a second delivery of its first event (same vendor
 //! event id, another message), interleaved with the other sessions'; the worker is killed
 //! (SIGKILL) mid-burst with none of its offsets committed, and its successor gets every message
-//! again.
+//! again. A second test applies one partition's events as one batch, in order, with an event
+//! that can never apply among them.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use topics::callbacks::{Event, EventStatus};
 use topics::{Envelope, Message, Principal, Producer, Topic};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, database, produce_keyed, stack};
+use crate::support::{WorkerProcess, consumer, database, dead_lettered, produce_keyed, stack};
 
 const SESSIONS: usize = 300;
 const APP: &str = "burst-vendor";
@@ -35,7 +36,7 @@ fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
 async fn a_burst_of_events_survives_a_killed_worker() {
     let pool = database().await;
     let tenant = Uuid::new_v4();
-    let sessions = open_sessions(&pool, tenant).await;
+    let sessions = open_sessions(&pool, tenant, SESSIONS).await;
     // Even sessions hear "completed" first, odd ones "failed": the first wins.
     let event = |session: Uuid, n: usize, status| {
         Envelope::new(
@@ -124,10 +125,131 @@ async fn a_burst_of_events_survives_a_killed_worker() {
     }
 }
 
-/// `SESSIONS` pending sessions of the tenant's app, as the runs stage opens them (no run: the
+/// One partition's events, all queued before the stage starts (so they come as a batch): in
+/// offset order the first final event settles its session, later ones are stale, a progress
+/// event on a pending session is accepted, a repeat records nothing. Then an event naming no
+/// session, queued with one more: it fails their batch, which is applied again one event at a
+/// time, so it alone is dead-lettered and the other is recorded.
+#[tokio::test]
+async fn one_partitions_events_apply_in_order_and_a_bad_one_alone_is_dead_lettered() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let sessions = open_sessions(&pool, tenant, 2).await;
+    let (a, b) = (sessions[0], sessions[1]);
+    let event = |session: Uuid, event_id: &str, status| {
+        Envelope::new(
+            Some(tenant),
+            Principal::system("vendor-webhook"),
+            "req-batch",
+            None,
+            Event {
+                session_id: session,
+                app_name: APP.into(),
+                external_id: format!("ext-{session}"),
+                event_id: event_id.into(),
+                status,
+                output: Some(json!({"verified": true})),
+                error: (status == EventStatus::Failed).then(|| "declined".to_owned()),
+            },
+        )
+    };
+    let topic = fresh_callbacks_topic().await;
+    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "batch-test").expect("producer");
+    // One key for all: one partition, one lane, one order.
+    let send = |envelope: Envelope<Event>| {
+        let (producer, topic) = (producer.clone(), topic.clone());
+        async move {
+            let id = envelope.id.to_string();
+            producer
+                .send_raw(
+                    &topic,
+                    &a.as_bytes()[..],
+                    &envelope.encode().expect("encode"),
+                    &[("id", id.as_bytes())],
+                )
+                .await
+                .expect("produced");
+        }
+    };
+    for envelope in [
+        event(b, "b-1", EventStatus::Pending),
+        event(a, "a-1", EventStatus::Completed),
+        event(a, "a-2", EventStatus::Failed),
+        event(a, "a-1", EventStatus::Completed),
+        event(b, "b-2", EventStatus::Completed),
+        event(a, "a-3", EventStatus::Pending),
+    ] {
+        send(envelope).await;
+    }
+
+    let group = format!("callback-batch-{}", Uuid::new_v4().simple());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(consumer(&topic, &group, Duration::from_millis(200)).run(
+        CallbacksHandler::new(pool.clone()),
+        stop.clone().cancelled_owned(),
+    ));
+    wait_for_recorded(&pool, tenant, 5).await;
+    let nowhere = event(Uuid::now_v7(), "x-1", EventStatus::Completed);
+    send(nowhere.clone()).await;
+    send(event(b, "b-3", EventStatus::Pending)).await;
+    wait_for_recorded(&pool, tenant, 6).await;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !dead_lettered(&nowhere.id.to_string()).await {
+        assert!(
+            Instant::now() < deadline,
+            "the bad event is never dead-lettered"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.cancel();
+    running
+        .await
+        .expect("join")
+        .expect("the consumer stops cleanly");
+
+    let mut outcomes: Vec<(String, String)> =
+        sqlx::query_as("SELECT event_id, outcome FROM app_callback_events WHERE tenant_id = $1")
+            .bind(tenant)
+            .fetch_all(&pool)
+            .await
+            .expect("events");
+    outcomes.sort();
+    let expected = [
+        ("a-1", "settled"),
+        ("a-2", "stale"),
+        ("a-3", "stale"),
+        ("b-1", "accepted"),
+        ("b-2", "settled"),
+        ("b-3", "stale"),
+    ];
+    assert_eq!(
+        outcomes,
+        expected.map(|(e, o)| (e.to_owned(), o.to_owned())),
+        "recorded once each, in offset order; the repeat of a-1 recorded nothing"
+    );
+    let statuses: Vec<String> = sqlx::query_scalar(
+        "SELECT status FROM app_callback_sessions WHERE id = ANY($1) ORDER BY id",
+    )
+    .bind(&sessions)
+    .fetch_all(&pool)
+    .await
+    .expect("sessions");
+    assert_eq!(statuses, ["completed", "completed"]);
+    let audits: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_events WHERE tenant_id = $1 \
+         AND action = 'app.callback.received'",
+    )
+    .bind(tenant)
+    .fetch_one(&pool)
+    .await
+    .expect("audits");
+    assert_eq!(audits, 3, "a-1 settled, b-1 accepted, b-2 settled");
+}
+
+/// `count` pending sessions of the tenant's app, as the runs stage opens them (no run: the
 /// stage resumes none).
-async fn open_sessions(pool: &PgPool, tenant: Uuid) -> Vec<Uuid> {
-    let ids: Vec<Uuid> = (0..SESSIONS).map(|_| Uuid::now_v7()).collect();
+async fn open_sessions(pool: &PgPool, tenant: Uuid, count: usize) -> Vec<Uuid> {
+    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
     sqlx::query(
         "INSERT INTO app_callback_sessions (id, tenant_id, app_name, version_id, action, \
          external_id, status, created_at) \

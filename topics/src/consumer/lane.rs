@@ -2,8 +2,8 @@
 //! its handler returned; a handler that takes batches gets what is queued at once, up to its
 //! [`Handler::batch_limit`]. The receiving loop never waits for a lane: it queues the message and
 //! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
-//! is per partition too: a lane holding [`PAUSE_AT`] messages has its partition paused at the
-//! broker until it is down to [`RESUME_AT`].
+//! is per partition too: a lane holding [`PAUSE_AT`] messages (queued or being handled) has its
+//! partition paused at the broker until it is down to [`RESUME_AT`].
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -154,8 +154,7 @@ impl<H: Handler> Lane<H> {
                     Err(_) => break,
                 }
             }
-            self.shared.queued.fetch_sub(batch.len(), Ordering::SeqCst);
-            self.shared.set_paused(false);
+            let taken = batch.len();
             // Revoked since they were received: the partition's new owner applies them.
             let generation = self.shared.generation.load(Ordering::SeqCst);
             let messages: Vec<OwnedMessage> = batch
@@ -163,15 +162,17 @@ impl<H: Handler> Lane<H> {
                 .filter(|queued| queued.generation == generation)
                 .map(|queued| queued.message)
                 .collect();
-            if messages.is_empty() {
-                continue;
-            }
-            if !self
-                .shared
-                .consumer
-                .handle_all_until_done(&*self.handler, &messages, &mut self.stopped)
-                .await?
-            {
+            let shared = &self.shared;
+            let still_ours = || shared.generation.load(Ordering::SeqCst) == generation;
+            let done = messages.is_empty()
+                || shared
+                    .consumer
+                    .handle_all_until_done(&*self.handler, &messages, &mut self.stopped, still_ours)
+                    .await?;
+            // Counted until handled, so a lane holds at most its pause mark, in hand or queued.
+            shared.queued.fetch_sub(taken, Ordering::SeqCst);
+            shared.set_paused(false);
+            if !done {
                 return Ok(());
             }
         }

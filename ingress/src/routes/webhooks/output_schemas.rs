@@ -33,10 +33,7 @@ impl OutputSchemas {
         });
         match validator {
             Some(validator) => schema::strict::check(&validator, output, "/output"),
-            None => Err(vec![Issue::new(
-                "/output",
-                "the version's schema does not compile under this build",
-            )]),
+            None => Err(vec![Issue::new("/output", schema::strict::UNCOMPILABLE)]),
         }
     }
 }

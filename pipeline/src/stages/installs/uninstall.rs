@@ -50,11 +50,15 @@ pub(super) async fn apply(
         ));
     }
     // Each failed session's run resumes at once through a timer due now (SPEC §3.2: "each
-    // run's wait ends at once"), and fails with `app_uninstalled`.
+    // run's wait ends at once"), and fails with `app_uninstalled`. The sessions are locked in id
+    // order first, as the callbacks stage locks a batch's, so the two wait rather than deadlock.
     let failed: Vec<(String, f64)> = sqlx::query_as(
-        "WITH failed AS ( \
+        "WITH locked AS ( \
+           SELECT id FROM app_callback_sessions \
+           WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending' ORDER BY id FOR UPDATE), \
+         failed AS ( \
            UPDATE app_callback_sessions SET status = 'failed', error = $3, completed_at = now() \
-           WHERE tenant_id = $1 AND app_name = $2 AND status = 'pending' \
+           WHERE id IN (SELECT id FROM locked) AND status = 'pending' \
            RETURNING workflow_run_id, action, \
              extract(epoch FROM completed_at - created_at)::float8 AS waited), \
          resumed AS ( \

@@ -38,10 +38,14 @@ pub(super) async fn apply(
          WHERE id = $1",
         "UPDATE workflow_run_steps SET status = 'cancelled', finished_at = now() \
          WHERE run_id = $1 AND status IN ('running', 'waiting_callback')",
-        "UPDATE app_callback_sessions SET status = 'failed', error = 'run_cancelled', \
-         completed_at = now() \
-         WHERE id IN (SELECT session_id FROM workflow_run_calls \
-                      WHERE run_id = $1 AND status = 'pending') AND status = 'pending'",
+        // Sessions locked in id order first, as the callbacks stage locks a batch's.
+        "WITH locked AS ( \
+           SELECT id FROM app_callback_sessions \
+           WHERE id IN (SELECT session_id FROM workflow_run_calls \
+                        WHERE run_id = $1 AND status = 'pending') AND status = 'pending' \
+           ORDER BY id FOR UPDATE) \
+         UPDATE app_callback_sessions SET status = 'failed', error = 'run_cancelled', \
+         completed_at = now() WHERE id IN (SELECT id FROM locked) AND status = 'pending'",
         "UPDATE workflow_run_calls SET status = 'cancelled' \
          WHERE run_id = $1 AND status IN ('running', 'pending')",
         "DELETE FROM run_timers WHERE run_id = $1",
