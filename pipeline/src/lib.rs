@@ -11,6 +11,7 @@
 
 mod active_runs;
 mod audit;
+mod callback_counts;
 mod cli;
 mod config;
 mod error;

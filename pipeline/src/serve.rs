@@ -26,7 +26,7 @@ use crate::stages::{
     installs::InstallsStage,
 };
 use crate::workers::Workers;
-use crate::{active_runs, health_minutes, partitions};
+use crate::{active_runs, callback_counts, health_minutes, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -142,6 +142,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
     let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
     let active = tokio::spawn(active_runs::maintain(pool.clone(), stop.clone()));
+    let counts = tokio::spawn(callback_counts::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
         readiness: readiness(pool, redis, producer.clone()),
@@ -155,6 +156,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         maintenance,
         minutes,
         active,
+        counts,
         apps,
         installs,
         definitions,

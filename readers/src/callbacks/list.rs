@@ -1,13 +1,15 @@
 //! `GET /app-callbacks` (SPEC §4.2): a tenant's sessions, newest first, narrowed by run, status
-//! and app, with `total` counted over at most [`COUNT_CAP`](crate::page::COUNT_CAP) + 1 rows.
-//! Each filter has an index that starts with the tenant and ends with the list's order
-//! (`created_at DESC, id DESC`), so a page reads its rows and stops.
+//! and app, with `total` from the kept counts ([`total`](super::total)).
+//!
+//! Each filter has an index that starts with the tenant, holds the filter's columns and ends
+//! with the list's order (`created_at DESC, id DESC`) and the id, so a page's ids are read from
+//! the index alone, the rows passed over by the offset included, and only the page's own rows
+//! are read from the table.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::{Session, SessionStatus};
-use crate::page::COUNT_CAP;
+use super::{Session, SessionStatus, total};
 use crate::redaction::Visibility;
 use crate::{Error, ListPage, Page, Tenant};
 
@@ -27,31 +29,39 @@ pub async fn list(
     page: Page,
     visibility: Visibility,
 ) -> Result<ListPage<Session>, Error> {
-    let mut items = QueryBuilder::<Postgres>::new(
-        "SELECT id, tenant_id, app_name, version_id, action, external_id, workflow_run_id, \
-         step_id, status, output, error, created_at, completed_at FROM app_callback_sessions",
-    );
-    narrowed(&mut items, tenant, filter);
-    items.push(" ORDER BY created_at DESC, id DESC LIMIT ");
-    items.push_bind(page.limit);
-    items.push(" OFFSET ");
-    items.push_bind(page.offset);
-    let mut count =
-        QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM app_callback_sessions");
-    narrowed(&mut count, tenant, filter);
-    count.push(" LIMIT ");
-    count.push_bind(COUNT_CAP + 1);
-    count.push(") AS capped");
     let (rows, counted) = tokio::try_join!(
-        items.build_query_as::<Session>().fetch_all(pool),
-        count.build_query_scalar::<i64>().fetch_one(pool),
+        rows(pool, tenant, filter, page),
+        total::of(pool, tenant, filter),
     )?;
     let items = rows.into_iter().map(|s| s.seen_with(visibility)).collect();
     Ok(ListPage::capped(items, counted))
 }
 
+/// The page's rows: their ids from the filter's index, then those rows alone.
+async fn rows(
+    pool: &PgPool,
+    tenant: Tenant,
+    filter: &Filter,
+    page: Page,
+) -> Result<Vec<Session>, sqlx::Error> {
+    let mut query = QueryBuilder::<Postgres>::new(
+        "SELECT id, tenant_id, app_name, version_id, action, external_id, workflow_run_id, \
+         step_id, status, output, error, created_at, completed_at FROM app_callback_sessions \
+         WHERE tenant_id = ",
+    );
+    query.push_bind(tenant.id());
+    query.push(" AND id = ANY(ARRAY(SELECT id FROM app_callback_sessions");
+    narrowed(&mut query, tenant, filter);
+    query.push(" ORDER BY created_at DESC, id DESC LIMIT ");
+    query.push_bind(page.limit);
+    query.push(" OFFSET ");
+    query.push_bind(page.offset);
+    query.push(")) ORDER BY created_at DESC, id DESC");
+    query.build_query_as::<Session>().fetch_all(pool).await
+}
+
 /// ` WHERE tenant_id = … AND …` for `filter`.
-fn narrowed(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Filter) {
+pub(super) fn narrowed(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Filter) {
     query.push(" WHERE tenant_id = ");
     query.push_bind(tenant.id());
     if let Some(run) = filter.workflow_run_id {

@@ -5,6 +5,7 @@
 pub mod handoff;
 mod list;
 mod target;
+mod total;
 pub mod webhook;
 
 use chrono::{DateTime, Utc};
