@@ -3,7 +3,7 @@
 -- about 30 % of the rows, tenant 20 about 2 %), two to four apps each, over three years (denser
 -- in recent months), in chunks of :chunk rows so progress shows and no transaction grows huge.
 -- Each workflow run started one to three sessions. About 85 % completed (with an output), 8 %
--- failed (with the vendor's reason), 5 % timed out; sessions of the last week are pending
+-- failed (with the vendor's reason), 7 % timed out; sessions of the last week are pending
 -- about one time in five. Run with psql -v rows=10000000 -v chunk=1000000.
 \set ON_ERROR_STOP on
 

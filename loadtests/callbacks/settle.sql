@@ -7,4 +7,4 @@ SET status = 'completed', completed_at = now(),
 WHERE id = (
     SELECT s.id FROM app_callback_sessions s, callbacks_bench_tenants t
     WHERE t.n = :n AND s.tenant_id = t.tenant_id AND s.status = 'pending'
-    LIMIT 1 FOR UPDATE SKIP LOCKED);
+    LIMIT 1 FOR UPDATE OF s SKIP LOCKED);

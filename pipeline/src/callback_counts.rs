@@ -2,7 +2,7 @@
 //! `app_callback_session_counts` (the totals of `GET /app-callbacks`) every second, so a total
 //! adds up a few rows per tenant, app and status rather than one per statement that ever moved a
 //! session. The fold is the database's own function, `app_callback_session_counts_fold`
-//! (migration `20261201000001_callback_session_counts.sql`, which says why it is safe beside
+//! (migration `20261201000002_callback_session_counts.sql`, which says why it is safe beside
 //! readers, writers and another pipeline's fold).
 
 use std::time::Duration;
@@ -26,7 +26,7 @@ async fn fold(pool: &PgPool) -> Result<i64, Error> {
 pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
     periodic::every(EVERY, EVERY, stop, || async {
         match fold(&pool).await {
-            Ok(folded) => tracing::trace!(folded, "callback session counts folded"),
+            Ok(folded) => tracing::debug!(folded, "callback session counts folded"),
             Err(error) => tracing::warn!(%error, "callback session counts not folded"),
         }
     })

@@ -1,7 +1,8 @@
 //! `GET /app-callbacks` answers, for every filter, the page and the total that counting the
 //! tenant's sessions themselves would: whatever inserted, moved or removed them (one statement
 //! at a time or many rows at once), before the pipeline folds the changes into the kept
-//! counts, after it, and with two folds racing each other and writers.
+//! counts, after it, with folds racing each other and writers, and after counts that drifted
+//! were rebuilt.
 
 use readers::callbacks::{Filter, SessionStatus, list};
 use readers::redaction::Visibility;
@@ -151,6 +152,30 @@ async fn runs_of(pool: &PgPool, tenant: Uuid) -> Vec<Uuid> {
     .expect("runs")
 }
 
+/// Checks the lists while some of the tenant's changes are certainly not folded: their rows are
+/// held (`FOR UPDATE`), so a fold waits for them. The stack's pipeline folds every second: when
+/// one took the changes first, one more session is opened and the new changes are held.
+async fn assert_lists_match_unfolded(pool: &PgPool, tenant: Uuid, runs: &[Uuid], when: &str) {
+    loop {
+        let mut held = pool.begin().await.expect("begin");
+        let rows: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT 1 FROM app_callback_session_count_changes \
+             WHERE tenant_id = $1 FOR UPDATE) AS held",
+        )
+        .bind(tenant)
+        .fetch_one(&mut *held)
+        .await
+        .expect("changes held");
+        if rows > 0 {
+            assert_lists_match(pool, tenant, runs, when).await;
+            held.rollback().await.expect("released");
+            return;
+        }
+        held.rollback().await.expect("released");
+        open(pool, tenant, 1).await;
+    }
+}
+
 #[tokio::test]
 async fn totals_and_pages_match_the_sessions_before_and_after_every_fold() {
     let pool = database().await;
@@ -164,13 +189,32 @@ async fn totals_and_pages_match_the_sessions_before_and_after_every_fold() {
         open(&pool, tenant, 1).await;
     }
     let runs = runs_of(&pool, tenant).await;
-    assert_lists_match(&pool, tenant, &runs, "opened, nothing folded").await;
+    assert_lists_match_unfolded(&pool, tenant, &runs, "opened, not folded").await;
 
     // Many rows in one statement, statuses of several apps at once.
-    settle(&pool, tenant, "status = 'pending' AND created_at < now() - interval '20 minutes' AND app_name <> 'doc-verify'", "completed").await;
-    settle(&pool, tenant, "status = 'pending' AND app_name = 'doc-verify' AND created_at < now() - interval '30 minutes'", "failed").await;
+    let older = |minutes: u32| format!("created_at < now() - interval '{minutes} minutes'");
+    settle(
+        &pool,
+        tenant,
+        &format!(
+            "status = 'pending' AND {} AND app_name <> 'doc-verify'",
+            older(20)
+        ),
+        "completed",
+    )
+    .await;
+    settle(
+        &pool,
+        tenant,
+        &format!(
+            "status = 'pending' AND app_name = 'doc-verify' AND {}",
+            older(30)
+        ),
+        "failed",
+    )
+    .await;
     settle(&pool, neighbour, "true", "timed_out").await;
-    assert_lists_match(&pool, tenant, &runs, "settled, nothing folded").await;
+    assert_lists_match_unfolded(&pool, tenant, &runs, "settled, not folded").await;
 
     fold(&pool).await;
     assert_lists_match(&pool, tenant, &runs, "folded").await;
@@ -181,7 +225,16 @@ async fn totals_and_pages_match_the_sessions_before_and_after_every_fold() {
         .execute(&pool)
         .await
         .expect("outputs");
-    settle(&pool, tenant, "status = 'completed' AND app_name = 'kyc-check' AND created_at < now() - interval '50 minutes'", "timed_out").await;
+    settle(
+        &pool,
+        tenant,
+        &format!(
+            "status = 'completed' AND app_name = 'kyc-check' AND {}",
+            older(50)
+        ),
+        "timed_out",
+    )
+    .await;
     sqlx::query(
         "UPDATE app_callback_sessions SET app_name = 'doc-verify' \
          WHERE tenant_id = $1 AND app_name = 'aml-screen' AND status = 'completed' \
@@ -199,20 +252,39 @@ async fn totals_and_pages_match_the_sessions_before_and_after_every_fold() {
     .execute(&pool)
     .await
     .expect("deleted");
-    assert_lists_match(&pool, tenant, &runs, "moved after a fold").await;
+    assert_lists_match_unfolded(&pool, tenant, &runs, "moved after a fold").await;
 
-    // Two folds racing each other and writers of both tenants.
+    // A fold not yet committed: readers see its changes where they were; a second fold started
+    // meanwhile waits for its rows and finds them gone when it commits.
+    open(&pool, tenant, 3).await;
+    let mut first = pool.begin().await.expect("begin");
+    sqlx::query_scalar::<_, i64>("SELECT app_callback_session_counts_fold()")
+        .fetch_one(&mut *first)
+        .await
+        .expect("first fold");
+    assert_lists_match(&pool, tenant, &runs, "a fold not yet committed").await;
+    let second = tokio::spawn({
+        let pool = pool.clone();
+        async move { fold(&pool).await }
+    });
+    first.commit().await.expect("first fold committed");
+    second.await.expect("second fold");
+    assert_lists_match(
+        &pool,
+        tenant,
+        &runs,
+        "two folds, one after the other's rows",
+    )
+    .await;
+
+    // Folds racing each other and writers of both tenants.
     let writers = async {
         for n in 0..10 {
             open(&pool, tenant, 2).await;
             open(&pool, neighbour, 1).await;
-            settle(
-                &pool,
-                tenant,
-                &format!("status = 'pending' AND created_at > now() - interval '{n} minutes'"),
-                "completed",
-            )
-            .await;
+            let recent =
+                format!("status = 'pending' AND created_at > now() - interval '{n} minutes'");
+            settle(&pool, tenant, &recent, "completed").await;
         }
     };
     let folds = async {
@@ -224,4 +296,53 @@ async fn totals_and_pages_match_the_sessions_before_and_after_every_fold() {
     assert_lists_match(&pool, tenant, &runs, "written beside racing folds").await;
     fold(&pool).await;
     assert_lists_match(&pool, tenant, &runs, "folded again").await;
+}
+
+#[tokio::test]
+async fn counts_that_drifted_are_counted_again_by_the_rebuild() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    open(&pool, tenant, 12).await;
+    settle(&pool, tenant, "app_name = 'kyc-check'", "completed").await;
+    let runs = runs_of(&pool, tenant).await;
+    let completed_kyc = Filter {
+        workflow_run_id: None,
+        status: Some(SessionStatus::Completed),
+        app_name: Some("kyc-check".into()),
+    };
+    let total = |pool: PgPool, filter: Filter| async move {
+        list(
+            &pool,
+            Tenant::new(tenant),
+            &filter,
+            Page {
+                limit: 1,
+                offset: 0,
+            },
+            Visibility::Full,
+        )
+        .await
+        .expect("list")
+        .total
+    };
+    assert_eq!(total(pool.clone(), completed_kyc.clone()).await, 4);
+
+    // What a write that bypassed the triggers leaves: counts that are wrong.
+    sqlx::query(
+        "INSERT INTO app_callback_session_count_changes (tenant_id, app_name, status, sessions) \
+         VALUES ($1, 'kyc-check', 'completed', 5)",
+    )
+    .bind(tenant)
+    .execute(&pool)
+    .await
+    .expect("drift");
+    assert_eq!(total(pool.clone(), completed_kyc.clone()).await, 9);
+
+    let counted: i64 = sqlx::query_scalar("SELECT app_callback_session_counts_rebuild($1)")
+        .bind(tenant)
+        .fetch_one(&pool)
+        .await
+        .expect("rebuild");
+    assert_eq!(counted, 12);
+    assert_lists_match(&pool, tenant, &runs, "rebuilt").await;
 }

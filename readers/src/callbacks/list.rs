@@ -1,10 +1,11 @@
 //! `GET /app-callbacks` (SPEC §4.2): a tenant's sessions, newest first, narrowed by run, status
 //! and app, with `total` from the kept counts ([`total`](super::total)).
 //!
-//! Each filter has an index that starts with the tenant, holds the filter's columns and ends
-//! with the list's order (`created_at DESC, id DESC`) and the id, so a page's ids are read from
-//! the index alone, the rows passed over by the offset included, and only the page's own rows
-//! are read from the table.
+//! Each filter of app and status has an index that starts with the tenant, holds the filter's
+//! columns and ends with the list's order (`created_at DESC, id DESC`) and the id, so a page's
+//! ids are read from the index, the entries passed over by the offset included, and only the
+//! page's own rows are read from the table (and, for entries of pages not yet all-visible, the
+//! table is asked whether they are). A run's few sessions come from the index of runs.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;

@@ -3,7 +3,7 @@
 //!
 //! `app_callback_session_counts` holds sessions per tenant, app and status, and
 //! `app_callback_session_count_changes` what writers moved since the pipeline last folded them
-//! in (migration `20261201000001_callback_session_counts.sql`); both are read in one statement,
+//! in (migration `20261201000002_callback_session_counts.sql`); both are read in one statement,
 //! so the sum is exact at that statement's snapshot. A run's sessions are few and have no
 //! count: they are counted raw.
 
