@@ -3,29 +3,15 @@
 //
 //   TARGET    base URL (default http://127.0.0.1:18080)
 //   PLAN      JSON file: [{"token", "apps": [...], "runs": [...]}] per tenant
-//   VUS, DURATION; RATE (constant arrival rate) or none (saturation)
+//   VUS, DURATION; RATE (constant arrival rate) or none (saturation): see ../list_pages.js
 //   FILTERS   some of tenant,app,status,pending,run,app_status (default: all, equally often)
 import http from 'k6/http';
 import { check } from 'k6';
+import { options, pick } from '../list_pages.js';
 
 const target = __ENV.TARGET || 'http://127.0.0.1:18080';
 const plan = JSON.parse(open(__ENV.PLAN));
-const vus = Number(__ENV.VUS || 32);
-const rate = Number(__ENV.RATE || 0);
-
-export const options = {
-  scenarios: {
-    read: rate > 0
-      ? { executor: 'constant-arrival-rate', rate, timeUnit: '1s', duration: __ENV.DURATION || '60s',
-          preAllocatedVUs: vus, maxVUs: vus }
-      : { executor: 'constant-vus', vus, duration: __ENV.DURATION || '60s' },
-  },
-  discardResponseBodies: true,
-  summaryTrendStats: ['med', 'p(90)', 'p(99)', 'max'],
-  thresholds: { checks: ['rate>0.999'] },
-};
-
-const pick = (items) => items[Math.floor(Math.random() * items.length)];
+export { options };
 const SETTLED = ['completed', 'failed', 'timed_out'];
 
 const FILTERS = {

@@ -63,12 +63,18 @@ async fn rows(
 
 /// ` WHERE tenant_id = … AND …` for `filter`.
 pub(super) fn narrowed(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Filter) {
-    query.push(" WHERE tenant_id = ");
-    query.push_bind(tenant.id());
+    keyed(query, tenant, filter);
     if let Some(run) = filter.workflow_run_id {
         query.push(" AND workflow_run_id = ");
         query.push_bind(run);
     }
+}
+
+/// ` WHERE tenant_id = … AND …` for `filter` without its run: the columns the kept counts are
+/// keyed by (tenant, app and status).
+pub(super) fn keyed(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Filter) {
+    query.push(" WHERE tenant_id = ");
+    query.push_bind(tenant.id());
     if let Some(status) = filter.status {
         query.push(" AND status = ");
         query.push_bind(status.as_str());

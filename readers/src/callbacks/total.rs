@@ -10,7 +10,7 @@
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
 use super::Filter;
-use super::list::narrowed;
+use super::list::{keyed, narrowed};
 use crate::Tenant;
 use crate::page::COUNT_CAP;
 
@@ -39,18 +39,4 @@ async fn counted(pool: &PgPool, tenant: Tenant, filter: &Filter) -> Result<i64, 
     query.push_bind(COUNT_CAP + 1);
     query.push(") AS capped");
     query.build_query_scalar::<i64>().fetch_one(pool).await
-}
-
-/// ` WHERE tenant_id = … AND …` over the counts' key: tenant, app and status.
-fn keyed(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &Filter) {
-    query.push(" WHERE tenant_id = ");
-    query.push_bind(tenant.id());
-    if let Some(status) = filter.status {
-        query.push(" AND status = ");
-        query.push_bind(status.as_str());
-    }
-    if let Some(app) = &filter.app_name {
-        query.push(" AND app_name = ");
-        query.push_bind(app.clone());
-    }
 }
