@@ -62,8 +62,13 @@ async fn run(config: Config, process: Process) -> RunResult {
     .await?;
     tracing::info!(topics = topics::catalogue::ALL.len(), "topics ensured");
 
-    let producer = topics::Producer::new(&config.kafka_brokers, "pipeline")?;
     let redis = redis::Client::open(config.redis_url.as_str())?;
+    let producer = topics::Producer::new(&config.kafka_brokers, "pipeline")?
+        .announcing(topics::Announcer::start(redis.clone()));
+    let log = stages::Log {
+        brokers: config.kafka_brokers.clone(),
+        wakeups: redis.clone(),
+    };
     let workers = Workers::default();
 
     let connection = (|| redis::aio::ConnectionManager::new(redis.clone()))
@@ -74,7 +79,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let replies = Replies::new(connection);
     let apps = tokio::spawn(stages::consume(
         AppsStage,
-        config.kafka_brokers.clone(),
+        log.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::APPS.name),
@@ -82,7 +87,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let installs = tokio::spawn(stages::consume(
         InstallsStage,
-        config.kafka_brokers.clone(),
+        log.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::INSTALLS.name),
@@ -90,7 +95,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let definitions = tokio::spawn(stages::consume(
         DefinitionsStage,
-        config.kafka_brokers.clone(),
+        log.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::DEFINITIONS.name),
@@ -98,7 +103,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let documents = tokio::spawn(stages::consume(
         DocumentsStage,
-        config.kafka_brokers.clone(),
+        log.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::DOCUMENTS.name),
@@ -111,7 +116,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         ),
         "runs",
         topics::catalogue::RUNS,
-        config.kafka_brokers.clone(),
+        log.clone(),
         workers.register(topics::catalogue::RUNS.name),
         stop.clone(),
     ));
@@ -119,7 +124,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         StageHandler::new(CircuitsStage, pool.clone(), None),
         CircuitsStage::NAME,
         topics::catalogue::CIRCUITS,
-        config.kafka_brokers.clone(),
+        log.clone(),
         workers.register(topics::catalogue::CIRCUITS.name),
         stop.clone(),
     ));
@@ -127,7 +132,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         CallbacksHandler::new(pool.clone()),
         stages::callbacks::NAME,
         topics::catalogue::CALLBACKS,
-        config.kafka_brokers.clone(),
+        log.clone(),
         workers.register(topics::catalogue::CALLBACKS.name),
         stop.clone(),
     ));

@@ -18,12 +18,18 @@
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
 //!
+//! A consumer given a Redis client leaves each partition it has read to the end paused, so the
+//! broker has nothing to answer for it, and resumes it when a producer announces a message there
+//! ([`crate::wakeups`]; `idle` decides, `pause` keeps this and the lanes' back-pressure apart).
+//!
 //! Beside the lanes, `orphans` watches for partitions the group left to nobody (a tansu
 //! coordinator fault) and rejoins the group when it finds them.
 
 mod assignment;
+mod idle;
 mod lane;
 mod orphans;
+mod pause;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,12 +40,16 @@ use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message as _, OwnedMessage};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use self::assignment::Assignment;
+use self::idle::Idle;
+use self::pause::Pauses;
 
+use crate::wakeups::{self, Announcer, Listening};
 use crate::{Error, Producer, catalogue};
 
 /// What a handler's failure means for the message.
@@ -184,6 +194,10 @@ pub struct ConsumerOptions {
     /// How long the broker may hold a fetch: each message's latency against an idle
     /// consumer's cost (the topic's [`Topic::fetch_wait`](crate::catalogue::Topic::fetch_wait)).
     pub fetch_wait: Duration,
+    /// Where wake-ups are heard ([`crate::wakeups`]): with it, partitions read to their end stay
+    /// paused until a message is announced there (or the safety poll); without it, every
+    /// partition is fetched every `fetch_wait`.
+    pub wakeups: Option<redis::Client>,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -193,6 +207,8 @@ pub struct Consumer {
     topic: String,
     retry: RetryPolicy,
     orphan_after: Duration,
+    pauses: Pauses,
+    wakeups: Option<redis::Client>,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -217,7 +233,11 @@ impl Consumer {
             // Offsets are stored by the loop, after the effect, never by librdkafka on receipt.
             .set("enable.auto.offset.store", "false")
             .set("auto.offset.reset", "earliest")
-            .set("enable.partition.eof", "false")
+            // The end of a partition is what lets it rest, when wake-ups can resume it.
+            .set(
+                "enable.partition.eof",
+                options.wakeups.is_some().to_string(),
+            )
             // No producer of ours is transactional, so both isolation levels read the same; and
             // tansu 0.6.0 answers a read_committed ListOffsets for the latest offset (the orphan
             // watch's high watermarks) with an SQL error on PostgreSQL 15 and drops the
@@ -233,13 +253,19 @@ impl Consumer {
             )
             .create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
-        let dead_letters = Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;
+        let mut dead_letters =
+            Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;
+        if let Some(redis) = &options.wakeups {
+            dead_letters = dead_letters.announcing(Announcer::start(redis.clone()));
+        }
         Ok(Self {
             inner,
             dead_letters,
             topic: options.topic.clone(),
             retry: options.retry,
             orphan_after: options.orphan_after,
+            pauses: Pauses::default(),
+            wakeups: options.wakeups.clone(),
         })
     }
 
@@ -262,6 +288,13 @@ impl Consumer {
             stopped.clone(),
         ));
         tokio::pin!(shutdown);
+        let listening = consumer
+            .wakeups
+            .clone()
+            .map(|redis| wakeups::listen(redis, &consumer.topic));
+        let mut idle = Idle::default();
+        let mut safety_poll = tokio::time::interval(idle::SAFETY_POLL);
+        safety_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut result = loop {
             let message = tokio::select! {
                 () = &mut shutdown => break Ok(()),
@@ -269,10 +302,25 @@ impl Consumer {
                     Ok(()) => continue,
                     Err(error) => break Err(error),
                 },
+                () = heard(listening.as_ref()) => {
+                    if let Some(listening) = &listening {
+                        let heard = listening.heard.take();
+                        consumer.set_idle(idle.heard(heard.live, &heard.announced));
+                    }
+                    continue;
+                }
+                _ = safety_poll.tick(), if listening.is_some() => {
+                    consumer.set_idle(idle.safety_poll());
+                    continue;
+                }
                 received = consumer.inner.recv() => received.map(|m| m.detach()),
             };
             let message = match message {
                 Ok(message) => message,
+                Err(KafkaError::PartitionEOF(partition)) => {
+                    consumer.set_idle(idle.reached_end(partition));
+                    continue;
+                }
                 Err(error) => {
                     tracing::warn!(topic = %consumer.topic, %error, "consume failed; retrying");
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -280,6 +328,7 @@ impl Consumer {
                 }
             };
             let partition = message.partition();
+            consumer.set_idle(idle.received(partition, message.offset()));
             let lane = lanes.entry(partition).or_insert_with(|| {
                 let (sender, lane) = lane::start(&consumer, &handler, partition, stopped.clone());
                 running.spawn(lane);
@@ -301,6 +350,15 @@ impl Consumer {
             tracing::debug!(topic = %consumer.topic, %error, "final commit skipped");
         }
         result
+    }
+
+    /// Pauses or resumes partitions as idle, as `idle` decided.
+    fn set_idle(&self, changes: impl IntoIterator<Item = idle::Change>) {
+        for (partition, idle) in changes {
+            self.pauses
+                .of(partition)
+                .update(self, partition, |reasons| reasons.idle = idle);
+        }
     }
 
     /// Leaves the group and joins it again, so the coordinator rebalances. The revocation bumps
@@ -488,6 +546,14 @@ impl Consumer {
             )
             .await?;
         Ok(())
+    }
+}
+
+/// Resolves when the wake-up subscription heard something; never without one.
+async fn heard(listening: Option<&Listening>) {
+    match listening {
+        Some(listening) => listening.heard.changed().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -4,7 +4,8 @@
 //! events of [`callbacks`]), how a secret value travels ([`sealed`]), the token that lets an app
 //! call read documents ([`call_token`]), the [`producer`] (`acks=all`, idempotent), topic
 //! creation ([`admin`]), the [`reply`] every command gets, and the [`consumer`] loop that stores
-//! a Kafka offset only after the handler's effect is committed, in order per partition.
+//! a Kafka offset only after the handler's effect is committed, in order per partition, and the
+//! [`wakeups`] that let it leave idle partitions unfetched.
 
 pub mod admin;
 pub mod apps;
@@ -22,6 +23,7 @@ pub mod producer;
 pub mod reply;
 pub mod runs;
 pub mod sealed;
+pub mod wakeups;
 
 pub use catalogue::{Topic, TopicKey};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
@@ -29,3 +31,4 @@ pub use envelope::{Envelope, Message, Principal, PrincipalKind};
 pub use error::Error;
 pub use producer::Producer;
 pub use reply::{Outcome, Refusal, RefusalCode, Reply};
+pub use wakeups::Announcer;

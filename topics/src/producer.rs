@@ -1,5 +1,7 @@
 //! The producer: `acks=all` and idempotence on, so an acknowledged message is on every in-sync
-//! replica and a retried send is never written twice.
+//! replica and a retried send is never written twice. One that announces (an
+//! [`Announcer`]) tells consumers where each acknowledged message landed, so they can leave
+//! idle partitions paused ([`crate::wakeups`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +12,7 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::util::Timeout;
 
+use crate::wakeups::Announcer;
 use crate::{Envelope, Error, Message};
 
 /// Where a message landed.
@@ -23,6 +26,7 @@ pub struct Delivered {
 #[derive(Clone)]
 pub struct Producer {
     inner: FutureProducer,
+    announcer: Option<Announcer>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -58,7 +62,18 @@ impl Producer {
                 DELIVERY_TIMEOUT.as_millis().to_string(),
             )
             .create()?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            announcer: None,
+        })
+    }
+
+    /// This producer, announcing where each acknowledged message landed.
+    pub fn announcing(self, announcer: Announcer) -> Self {
+        Self {
+            announcer: Some(announcer),
+            ..self
+        }
     }
 
     /// Sends a command or event on its topic, keyed by its aggregate; resolves once every
@@ -100,6 +115,9 @@ impl Producer {
             .send(record, Timeout::After(DELIVERY_TIMEOUT))
             .await
             .map_err(|(error, _)| Error::Kafka(error))?;
+        if let Some(announcer) = &self.announcer {
+            announcer.announce(topic, delivery.partition, delivery.offset);
+        }
         Ok(Delivered {
             partition: delivery.partition,
             offset: delivery.offset,

@@ -30,10 +30,18 @@ use crate::workers::{Worker, WorkerState};
 /// its partition through its retries before it is dead-lettered.
 const ORPHAN_AFTER: Duration = Duration::from_secs(120);
 
+/// Where the stages' consumers read: the brokers, and the Redis whose wake-ups let them leave
+/// idle partitions unfetched (`topics::wakeups`).
+#[derive(Debug, Clone)]
+pub(crate) struct Log {
+    pub(crate) brokers: String,
+    pub(crate) wakeups: redis::Client,
+}
+
 /// Consumes `S`'s topic until `stop`, retrying the consumer's creation while the broker is away.
 pub(crate) async fn consume<S: Stage>(
     stage: S,
-    brokers: String,
+    log: Log,
     pool: PgPool,
     replies: Replies,
     worker: Worker,
@@ -41,7 +49,7 @@ pub(crate) async fn consume<S: Stage>(
 ) {
     let handler = StageHandler::new(stage, pool, Some(replies));
     let topic = <S::Body as Message>::TOPIC;
-    consume_with(handler, S::NAME, topic, brokers, worker, stop).await;
+    consume_with(handler, S::NAME, topic, log, worker, stop).await;
 }
 
 /// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`.
@@ -49,12 +57,12 @@ pub(crate) async fn consume_with(
     handler: impl Handler + 'static,
     name: &'static str,
     topic: Topic,
-    brokers: String,
+    log: Log,
     worker: Worker,
     stop: CancellationToken,
 ) {
     let options = ConsumerOptions {
-        brokers,
+        brokers: log.brokers,
         group_id: format!("pipeline-{name}"),
         topic: topic.name.to_owned(),
         client_id: format!("pipeline-{name}"),
@@ -62,6 +70,7 @@ pub(crate) async fn consume_with(
         retry: RetryPolicy::default(),
         orphan_after: ORPHAN_AFTER,
         fetch_wait: topic.fetch_wait,
+        wakeups: Some(log.wakeups),
     };
     let topic = topic.name;
     let consumer = loop {

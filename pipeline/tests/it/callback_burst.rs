@@ -13,10 +13,12 @@ use pipeline::CallbacksHandler;
 use serde_json::json;
 use sqlx::PgPool;
 use topics::callbacks::{Event, EventStatus};
-use topics::{Envelope, Message, Principal, Producer, Topic};
+use topics::{Envelope, Message, Principal, Topic};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, consumer, database, dead_lettered, produce_keyed, stack};
+use crate::support::{
+    WorkerProcess, consumer, database, dead_lettered, produce_keyed, producer, stack,
+};
 
 const SESSIONS: usize = 300;
 const APP: &str = "burst-vendor";
@@ -72,7 +74,7 @@ async fn a_burst_of_events_survives_a_killed_worker() {
         }
     }
     let topic = fresh_callbacks_topic().await;
-    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "burst-test").expect("producer");
+    let producer = producer("burst-test");
     for envelope in &burst {
         produce_keyed(&producer, &topic, envelope).await;
     }
@@ -154,7 +156,7 @@ async fn one_partitions_events_apply_in_order_and_a_bad_one_alone_is_dead_letter
         )
     };
     let topic = fresh_callbacks_topic().await;
-    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "batch-test").expect("producer");
+    let producer = producer("batch-test");
     // One key for all: one partition, one lane, one order.
     let send = |envelope: Envelope<Event>| {
         let (producer, topic) = (producer.clone(), topic.clone());

@@ -13,10 +13,12 @@ use pipeline::{InstallsStage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use topics::installs::Command as InstallCommand;
-use topics::{Envelope, Message, Principal, Producer, Reply, Topic};
+use topics::{Envelope, Message, Principal, Reply, Topic};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, database, produce_keyed, replies, stack};
+use crate::support::{
+    WorkerProcess, database, produce_keyed, producer, redis_client, replies, stack,
+};
 
 const APPS: usize = 12;
 const PER_APP: usize = 60;
@@ -70,7 +72,7 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
     let mut replies = ReplyCounter::subscribe().await;
 
     let topic = fresh_installs_topic().await;
-    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "burst-test").expect("producer");
+    let producer = producer("burst-test");
     for command in &commands {
         produce_keyed(&producer, &topic, command).await;
     }
@@ -206,8 +208,7 @@ struct ReplyCounter {
 
 impl ReplyCounter {
     async fn subscribe() -> Self {
-        let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
-        let mut pubsub = client.get_async_pubsub().await.expect("pubsub");
+        let mut pubsub = redis_client().get_async_pubsub().await.expect("pubsub");
         pubsub
             .psubscribe(format!("{}*", topics::reply::CHANNEL_PREFIX))
             .await

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use topics::{Envelope, Producer};
+use topics::Envelope;
 use uuid::Uuid;
 
 use crate::support::{
     Counting, Probe, command, command_of, consumer, count, database, fresh_topic_with,
-    produce_keyed, stack, stage_handler, wait_for,
+    produce_keyed, producer, stage_handler, wait_for,
 };
 
 /// More than a lane holds before its partition is paused.
@@ -19,7 +19,7 @@ const BEHIND: usize = 100;
 async fn a_stuck_partition_holds_back_only_itself_and_the_consumer_still_stops() {
     let pool = database().await;
     let topic = fresh_topic_with(4).await;
-    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "lanes-test").expect("producer");
+    let producer = producer("lanes-test");
     let send = |command: Envelope<Probe>| {
         let (producer, topic) = (producer.clone(), topic.clone());
         async move { produce_keyed(&producer, &topic, &command).await }

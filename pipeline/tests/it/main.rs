@@ -13,3 +13,4 @@ mod partitions;
 mod redelivery;
 mod rogue_leader;
 mod support;
+mod wakeups;

@@ -7,13 +7,12 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use topics::Producer;
 use uuid::Uuid;
 
 use crate::rogue_leader::RogueLeader;
 use crate::support::{
     Counting, Probe, command, consumer_with, count, database, fresh_topic_with, produce_keyed,
-    stack, stage_handler, wait_for,
+    producer, stack, stage_handler, wait_for,
 };
 
 const PARTITIONS: i32 = 4;
@@ -23,7 +22,7 @@ async fn partitions_the_group_left_to_nobody_are_taken_up_after_a_rejoin() {
     let pool = database().await;
     let topic = fresh_topic_with(PARTITIONS).await;
     let brokers = stack().var("KAFKA_BROKERS");
-    let producer = Producer::new(brokers, "orphans-test").expect("producer");
+    let producer = producer("orphans-test");
     let (mut ids, mut partitions) = (Vec::new(), HashSet::new());
     while partitions.len() < PARTITIONS as usize || ids.len() < 20 {
         let backlog = command(Probe::Add { value: 1 });

@@ -193,8 +193,21 @@ pub async fn produce_keyed<B: Message>(
         .partition
 }
 
+/// A producer on the stack's broker that announces what it sends, as the services' do
+/// (`topics::wakeups`).
+pub fn producer(client_id: &str) -> Producer {
+    Producer::new(stack().var("KAFKA_BROKERS"), client_id)
+        .expect("producer")
+        .announcing(topics::Announcer::start(redis_client()))
+}
+
+/// The stack's Redis.
+pub fn redis_client() -> redis::Client {
+    redis::Client::open(stack().var("REDIS_URL")).expect("redis url")
+}
+
 pub async fn produce_raw(topic: &str, payload: &[u8], id: Uuid) {
-    let producer = Producer::new(stack().var("KAFKA_BROKERS"), "pipeline-test").expect("producer");
+    let producer = producer("pipeline-test");
     let id = id.to_string();
     producer
         .send_raw(topic, b"k", payload, &[("id", id.as_bytes())])
@@ -243,6 +256,7 @@ pub fn consumer_with(
         },
         orphan_after,
         fetch_wait: Probe::TOPIC.fetch_wait,
+        wakeups: Some(redis_client()),
     })
     .expect("consumer")
 }
@@ -254,8 +268,7 @@ pub async fn stage_handler(pool: &PgPool) -> StageHandler<ProbeStage> {
 
 /// Replies published on the stack's Redis.
 pub async fn replies() -> Replies {
-    let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
-    let connection = redis::aio::ConnectionManager::new(client)
+    let connection = redis::aio::ConnectionManager::new(redis_client())
         .await
         .expect("redis");
     Replies::new(connection)
@@ -269,8 +282,7 @@ pub struct ReplyListener {
 impl ReplyListener {
     /// Subscribes before the command is produced, so the reply cannot be missed.
     pub async fn subscribe(command_id: Uuid) -> Self {
-        let client = redis::Client::open(stack().var("REDIS_URL")).expect("redis url");
-        let mut pubsub = client.get_async_pubsub().await.expect("pubsub");
+        let mut pubsub = redis_client().get_async_pubsub().await.expect("pubsub");
         pubsub
             .subscribe(topics::reply::channel(command_id))
             .await

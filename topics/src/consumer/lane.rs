@@ -3,17 +3,18 @@
 //! [`Handler::batch_limit`]. The receiving loop never waits for a lane: it queues the message and
 //! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
 //! is per partition too: a lane holding [`PAUSE_AT`] messages (queued or being handled) has its
-//! partition paused at the broker until it is down to [`RESUME_AT`].
+//! partition paused at the broker until it is down to [`RESUME_AT`] (`pause.rs`, which also
+//! keeps the pause of an idle partition).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::consumer::Consumer as _;
 use rdkafka::message::OwnedMessage;
-use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, watch};
 
+use super::pause::Pause;
 use super::{Consumer, Handler};
 use crate::Error;
 
@@ -34,43 +35,23 @@ struct Shared {
     partition: i32,
     generation: Arc<AtomicU64>,
     queued: AtomicUsize,
-    /// Whether the partition is paused; held while pausing or resuming, so the two never cross.
-    paused: Mutex<bool>,
+    pause: Arc<Pause>,
 }
 
 impl Shared {
-    /// Pauses or resumes the partition at the broker (librdkafka keeps the position, so nothing
-    /// is skipped or fetched twice).
+    /// Pauses the partition at the broker when the lane reaches its pause mark (`pause`), or
+    /// lets it fetch again once the lane is down to its resume mark; counted under the
+    /// partition's pause lock, so the two never cross.
     fn set_paused(&self, pause: bool) {
-        let mut paused = self.paused.lock().unwrap_or_else(PoisonError::into_inner);
-        let queued = self.queued.load(Ordering::SeqCst);
-        let wanted = if pause {
-            *paused || queued >= PAUSE_AT
-        } else {
-            *paused && queued > RESUME_AT
-        };
-        if *paused == wanted {
-            return;
-        }
-        let mut partitions = TopicPartitionList::new();
-        let consumer = &self.consumer;
-        if partitions
-            .add_partition_offset(&consumer.topic, self.partition, Offset::Invalid)
-            .is_err()
-        {
-            return;
-        }
-        let result = if wanted {
-            consumer.inner.pause(&partitions)
-        } else {
-            consumer.inner.resume(&partitions)
-        };
-        match result {
-            Ok(()) => *paused = wanted,
-            Err(error) => {
-                tracing::warn!(topic = %consumer.topic, partition = self.partition, %error, "pause or resume failed");
-            }
-        }
+        self.pause
+            .update(&self.consumer, self.partition, |reasons| {
+                let queued = self.queued.load(Ordering::SeqCst);
+                reasons.backlog = if pause {
+                    reasons.backlog || queued >= PAUSE_AT
+                } else {
+                    reasons.backlog && queued > RESUME_AT
+                };
+            });
     }
 }
 
@@ -116,7 +97,7 @@ pub(super) fn start<H: Handler + 'static>(
         partition,
         generation: consumer.inner.context().generation(partition),
         queued: AtomicUsize::new(0),
-        paused: Mutex::new(false),
+        pause: consumer.pauses.of(partition),
     });
     let (sender, queue) = mpsc::unbounded_channel();
     let lane = Lane {
