@@ -20,12 +20,14 @@
 //!
 //! A consumer given a Redis client leaves each partition it has read to the end paused, so the
 //! broker has nothing to answer for it, and resumes it when a producer announces a message there
-//! ([`crate::wakeups`]; `idle` decides, `pause` keeps this and the lanes' back-pressure apart).
+//! ([`crate::wakeups`]; `idle` decides, `pause` keeps this and the lanes' back-pressure apart,
+//! `fetcher` makes librdkafka fetch a resumed partition at once).
 //!
 //! Beside the lanes, `orphans` watches for partitions the group left to nobody (a tansu
 //! coordinator fault) and rejoins the group when it finds them.
 
 mod assignment;
+mod fetcher;
 mod idle;
 mod lane;
 mod orphans;
@@ -46,6 +48,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use self::assignment::Assignment;
+use self::fetcher::Resumed;
 use self::idle::Idle;
 use self::pause::Pauses;
 
@@ -208,6 +211,7 @@ pub struct Consumer {
     retry: RetryPolicy,
     orphan_after: Duration,
     pauses: Pauses,
+    resumed: Resumed,
     wakeups: Option<redis::Client>,
 }
 
@@ -265,6 +269,7 @@ impl Consumer {
             retry: options.retry,
             orphan_after: options.orphan_after,
             pauses: Pauses::default(),
+            resumed: Resumed::default(),
             wakeups: options.wakeups.clone(),
         })
     }
@@ -287,6 +292,10 @@ impl Consumer {
             consumer.orphan_after,
             stopped.clone(),
         ));
+        running.spawn(fetcher::wake_after_resumes(
+            Arc::clone(&consumer),
+            stopped.clone(),
+        ));
         tokio::pin!(shutdown);
         let listening = consumer
             .wakeups
@@ -305,12 +314,13 @@ impl Consumer {
                 () = heard(listening.as_ref()) => {
                     if let Some(listening) = &listening {
                         let heard = listening.heard.take();
-                        consumer.set_idle(idle.heard(heard.live, &heard.announced));
+                        consumer.set_idle(idle.heard(heard.live, &heard.announced), true);
                     }
                     continue;
                 }
                 _ = safety_poll.tick(), if listening.is_some() => {
-                    consumer.set_idle(idle.safety_poll());
+                    // Nothing announced waits here: librdkafka looks within a second anyway.
+                    consumer.set_idle(idle.safety_poll(), false);
                     continue;
                 }
                 received = consumer.inner.recv() => received.map(|m| m.detach()),
@@ -318,7 +328,7 @@ impl Consumer {
             let message = match message {
                 Ok(message) => message,
                 Err(KafkaError::PartitionEOF(partition)) => {
-                    consumer.set_idle(idle.reached_end(partition));
+                    consumer.set_idle(idle.reached_end(partition), false);
                     continue;
                 }
                 Err(error) => {
@@ -328,7 +338,7 @@ impl Consumer {
                 }
             };
             let partition = message.partition();
-            consumer.set_idle(idle.received(partition, message.offset()));
+            consumer.set_idle(idle.received(partition, message.offset()), true);
             let lane = lanes.entry(partition).or_insert_with(|| {
                 let (sender, lane) = lane::start(&consumer, &handler, partition, stopped.clone());
                 running.spawn(lane);
@@ -352,12 +362,17 @@ impl Consumer {
         result
     }
 
-    /// Pauses or resumes partitions as idle, as `idle` decided.
-    fn set_idle(&self, changes: impl IntoIterator<Item = idle::Change>) {
+    /// Pauses or resumes partitions as idle, as `idle` decided; `awaited`: a message waits in
+    /// the resumed ones, so librdkafka is made to fetch them at once (`fetcher`).
+    fn set_idle(&self, changes: impl IntoIterator<Item = idle::Change>, awaited: bool) {
         for (partition, idle) in changes {
-            self.pauses
+            let resumed = self
+                .pauses
                 .of(partition)
                 .update(self, partition, |reasons| reasons.idle = idle);
+            if resumed && awaited {
+                self.resumed.note(partition);
+            }
         }
     }
 

@@ -43,7 +43,8 @@ impl Shared {
     /// lets it fetch again once the lane is down to its resume mark; counted under the
     /// partition's pause lock, so the two never cross.
     fn set_paused(&self, pause: bool) {
-        self.pause
+        let resumed = self
+            .pause
             .update(&self.consumer, self.partition, |reasons| {
                 let queued = self.queued.load(Ordering::SeqCst);
                 reasons.backlog = if pause {
@@ -52,6 +53,10 @@ impl Shared {
                     reasons.backlog && queued > RESUME_AT
                 };
             });
+        if resumed {
+            // A backlog was left behind at the broker: fetch it now.
+            self.consumer.resumed.note(self.partition);
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! is paused while either holds; one lock per partition, so a pause and a resume never cross.
 //!
 //! librdkafka keeps the position across a pause: a resumed partition fetches from the message
-//! after the last one received, so nothing is skipped or received twice.
+//! after the last one received, so nothing is skipped or received twice. Whoever resumes a
+//! partition that someone waits on tells `fetcher.rs`, without which librdkafka may not fetch
+//! it for a second.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,25 +40,25 @@ pub(super) struct Pause {
 
 impl Pause {
     /// Changes the reasons (under the partition's lock) and pauses or resumes the partition
-    /// when that changes whether it should be paused.
+    /// when that changes whether it should be paused; `true` when it resumed it.
     pub(super) fn update(
         &self,
         consumer: &Consumer,
         partition: i32,
         change: impl FnOnce(&mut Reasons),
-    ) {
+    ) -> bool {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         change(&mut state.reasons);
         let wanted = state.reasons.backlog || state.reasons.idle;
         if state.paused == wanted {
-            return;
+            return false;
         }
         let mut partitions = TopicPartitionList::new();
         if partitions
             .add_partition_offset(&consumer.topic, partition, Offset::Invalid)
             .is_err()
         {
-            return;
+            return false;
         }
         let result = if wanted {
             consumer.inner.pause(&partitions)
@@ -64,9 +66,13 @@ impl Pause {
             consumer.inner.resume(&partitions)
         };
         match result {
-            Ok(()) => state.paused = wanted,
+            Ok(()) => {
+                state.paused = wanted;
+                !wanted
+            }
             Err(error) => {
                 tracing::warn!(topic = %consumer.topic, partition, %error, "pause or resume failed");
+                false
             }
         }
     }
