@@ -101,6 +101,19 @@ impl Idle {
         changes
     }
 
+    /// The partitions of `announced` whose announced message has not been received though
+    /// they are not paused as idle (a safety poll resumed them): they are fetching, or about to.
+    pub(super) fn awaiting_unpaused<'a>(
+        &'a self,
+        announced: &'a HashMap<i32, i64>,
+    ) -> impl Iterator<Item = i32> + 'a {
+        announced.keys().copied().filter(|partition| {
+            self.partitions
+                .get(partition)
+                .is_some_and(|seen| !seen.paused && seen.awaits_announced())
+        })
+    }
+
     /// Every [`SAFETY_POLL`]: each paused partition fetches again until its end.
     pub(super) fn safety_poll(&mut self) -> Vec<Change> {
         self.partitions
@@ -151,6 +164,23 @@ mod tests {
         assert_eq!(idle.reached_end(0), None);
         assert_eq!(idle.received(0, 10), None);
         assert_eq!(idle.reached_end(0), Some((0, true)));
+    }
+
+    #[test]
+    fn an_announcement_for_a_partition_already_fetching_is_awaited_there() {
+        let mut idle = live();
+        idle.received(0, 9);
+        idle.received(1, 4);
+        idle.reached_end(1);
+        let announced = HashMap::from([(0, 10), (1, 5), (2, 0)]);
+        assert_eq!(idle.heard(true, &announced), vec![(1, false)]);
+        let mut awaiting: Vec<i32> = idle.awaiting_unpaused(&announced).collect();
+        awaiting.sort_unstable();
+        assert_eq!(awaiting, vec![0, 1, 2]);
+        idle.received(0, 10);
+        let mut awaiting: Vec<i32> = idle.awaiting_unpaused(&announced).collect();
+        awaiting.sort_unstable();
+        assert_eq!(awaiting, vec![1, 2]);
     }
 
     #[test]

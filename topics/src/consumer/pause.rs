@@ -8,7 +8,7 @@
 //! partition that someone waits on tells `fetcher.rs`, without which librdkafka may not fetch
 //! it for a second.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::consumer::Consumer as _;
@@ -92,5 +92,25 @@ impl Pauses {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         Arc::clone(partitions.entry(partition).or_default())
+    }
+
+    /// Whether any of `assigned` other than `except` is fetching (not paused at the broker).
+    pub(super) fn any_fetching(&self, assigned: &[i32], except: &BTreeSet<i32>) -> bool {
+        let partitions = self
+            .partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        assigned
+            .iter()
+            .filter(|partition| !except.contains(partition))
+            .any(|partition| {
+                partitions.get(partition).is_none_or(|pause| {
+                    !pause
+                        .state
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .paused
+                })
+            })
     }
 }
