@@ -315,9 +315,8 @@ impl Consumer {
                     if let Some(listening) = &listening {
                         let heard = listening.heard.take();
                         consumer.set_idle(idle.heard(heard.live, &heard.announced), true);
-                        // Those the safety poll resumed: librdkafka may not look for a second.
-                        for partition in idle.awaiting_unpaused(&heard.announced) {
-                            consumer.resumed.note(partition);
+                        if let Some(partition) = idle.polled_awaiting(&heard.announced).next() {
+                            consumer.resumed.wake_for(partition);
                         }
                     }
                     continue;
@@ -343,7 +342,6 @@ impl Consumer {
             };
             let partition = message.partition();
             consumer.set_idle(idle.received(partition, message.offset()), false);
-            consumer.resumed.fetched(partition);
             let lane = lanes.entry(partition).or_insert_with(|| {
                 let (sender, lane) = lane::start(&consumer, &handler, partition, stopped.clone());
                 running.spawn(lane);

@@ -3,19 +3,20 @@
 //! connection next looks, which, with every partition of the consumer paused and so no fetch in
 //! flight, is up to a second later. Any request to that broker wakes its thread, and the
 //! cheapest one the client API can send is a watermark query (ListOffsets), sent from a
-//! blocking task, one at a time, for the partitions resumed meanwhile.
+//! blocking task for one of the partitions resumed meanwhile: every partition of a consumer
+//! of the stack's one broker is served by the same thread. (With several brokers, resumed
+//! partitions another broker leads are fetched when its thread next looks, within a second.)
 //!
-//! A query is sent at once only when nothing else of the consumer is fetching. Otherwise the
-//! thread is busy with a fetch and takes the resumed partition into the next one; and tansu
-//! answers a connection's requests in order, so a query would queue between two fetches and
-//! delay the next (sent after every resume, it tripled the install route's median at 500/s:
-//! BENCHMARKS.md, "Wake-ups"). A partition that has delivered nothing [`GRACE`] after its
-//! resume (the fetches under way ended just as it came) gets its query then.
+//! Only when nothing else of the consumer is fetching. Otherwise the thread is busy with a
+//! fetch and takes the resumed partitions into the next one; and tansu answers a connection's
+//! requests in order, so a query would queue between two fetches and delay the next (sent
+//! after every resume, it tripled the install route's median at 500/s; sent after 50 ms
+//! without a message, it made the broker fall behind: BENCHMARKS.md, "Wake-ups").
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeSet;
+use std::mem;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::consumer::Consumer as _;
 use tokio::sync::{Notify, watch};
@@ -26,65 +27,46 @@ use crate::Error;
 /// How long a wake-up's query may wait for its answer (a broker that is down).
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long a resumed partition may wait for a fetch under way before it gets its query:
-/// several fetch waits of the fastest consumers, with room for a busy broker.
-const GRACE: Duration = Duration::from_millis(50);
-
-/// The partitions resumed and not fetched from since, with when they were resumed.
+/// The partitions resumed since the fetcher was last woken.
 #[derive(Debug, Default)]
 pub(super) struct Resumed {
-    waiting: Mutex<HashMap<i32, Instant>>,
-    /// Whether `waiting` may be non-empty: the receiving loop looks at it for every message.
-    any: AtomicBool,
+    partitions: Mutex<Waiting>,
     due: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    partitions: BTreeSet<i32>,
+    /// Woken whatever else seems to fetch (`wake_for`).
+    forced: bool,
 }
 
 impl Resumed {
     /// `partition` was resumed: its leader's thread should look at it now.
     pub(super) fn note(&self, partition: i32) {
-        self.lock().entry(partition).or_insert_with(Instant::now);
-        self.any.store(true, Ordering::SeqCst);
+        self.lock().partitions.insert(partition);
         self.due.notify_one();
     }
 
-    /// A message of `partition` was received: it is being fetched and needs no wake-up. (Not
-    /// its end: librdkafka may report an end reached before the resume.)
-    pub(super) fn fetched(&self, partition: i32) {
-        if self.any.load(Ordering::SeqCst) {
-            let mut waiting = self.lock();
-            waiting.remove(&partition);
-            self.any.store(!waiting.is_empty(), Ordering::SeqCst);
-        }
-    }
-
-    /// Takes the partitions to query now (`at_once`: every one; else those past [`GRACE`]);
-    /// `Err` with the earliest moment one will be due, when none is yet; `Ok` empty when none
-    /// waits.
-    fn take_due(&self, now: Instant, at_once: bool) -> Result<BTreeSet<i32>, Instant> {
+    /// A message waits in `partition`, which the safety poll resumed and librdkafka has not
+    /// fetched since: its thread is woken though other partitions seem to fetch (those the
+    /// same poll resumed, which it has not looked at either).
+    pub(super) fn wake_for(&self, partition: i32) {
         let mut waiting = self.lock();
-        let due: BTreeSet<i32> = waiting
-            .iter()
-            .filter(|(_, resumed)| at_once || now.saturating_duration_since(**resumed) >= GRACE)
-            .map(|(&partition, _)| partition)
-            .collect();
-        if due.is_empty()
-            && let Some(earliest) = waiting.values().min()
-        {
-            return Err(*earliest + GRACE);
-        }
-        for partition in &due {
-            waiting.remove(partition);
-        }
-        self.any.store(!waiting.is_empty(), Ordering::SeqCst);
-        Ok(due)
+        waiting.partitions.insert(partition);
+        waiting.forced = true;
+        drop(waiting);
+        self.due.notify_one();
     }
 
-    fn waiting(&self) -> BTreeSet<i32> {
-        self.lock().keys().copied().collect()
+    fn take(&self) -> Waiting {
+        mem::take(&mut *self.lock())
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<i32, Instant>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        self.partitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -98,34 +80,23 @@ pub(super) async fn wake_after_resumes(
             _ = stopped.wait_for(|stopped| *stopped) => return Ok(()),
             () = consumer.resumed.due.notified() => {}
         }
-        loop {
-            let at_once = !others_fetching(&consumer, &consumer.resumed.waiting());
-            match consumer.resumed.take_due(Instant::now(), at_once) {
-                Ok(due) if due.is_empty() => break,
-                Ok(due) => query(&consumer, due).await?,
-                Err(due_at) => tokio::select! {
-                    _ = stopped.wait_for(|stopped| *stopped) => return Ok(()),
-                    () = tokio::time::sleep_until(due_at.into()) => {}
-                    () = consumer.resumed.due.notified() => {}
-                },
-            }
+        let waiting = consumer.resumed.take();
+        if !waiting.forced && others_fetching(&consumer, &waiting.partitions) {
+            continue;
         }
-    }
-}
-
-/// Sends a watermark query for each of `partitions`, one at a time.
-async fn query(consumer: &Arc<Consumer>, partitions: BTreeSet<i32>) -> Result<(), Error> {
-    let querying = Arc::clone(consumer);
-    tokio::task::spawn_blocking(move || {
-        for partition in partitions {
+        let Some(&partition) = waiting.partitions.first() else {
+            continue;
+        };
+        let querying = Arc::clone(&consumer);
+        tokio::task::spawn_blocking(move || {
             // The answer does not matter: sending the request wakes the thread.
             let _ = querying
                 .inner
                 .fetch_watermarks(&querying.topic, partition, QUERY_TIMEOUT);
-        }
-    })
-    .await
-    .map_err(|panicked| Error::Fatal(format!("fetcher wake-up: {panicked}")))
+        })
+        .await
+        .map_err(|panicked| Error::Fatal(format!("fetcher wake-up: {panicked}")))?;
+    }
 }
 
 /// Whether a partition assigned to `consumer` other than `resumed` is fetching, so its broker
@@ -140,38 +111,4 @@ fn others_fetching(consumer: &Consumer, resumed: &BTreeSet<i32>) -> bool {
         .map(|element| element.partition())
         .collect();
     consumer.pauses.any_fetching(&assigned, resumed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_resumed_partition_is_due_at_once_when_nothing_fetches_else_after_the_grace() {
-        let resumed = Resumed::default();
-        let start = Instant::now();
-        resumed.note(0);
-        assert_eq!(
-            resumed.take_due(start, false),
-            Err(resumed.lock()[&0] + GRACE)
-        );
-        assert_eq!(
-            resumed.take_due(start + GRACE * 2, false),
-            Ok(BTreeSet::from([0]))
-        );
-        assert_eq!(resumed.take_due(start, true), Ok(BTreeSet::new()));
-        resumed.note(1);
-        assert_eq!(resumed.take_due(start, true), Ok(BTreeSet::from([1])));
-    }
-
-    #[test]
-    fn a_partition_fetched_from_needs_no_wake_up() {
-        let resumed = Resumed::default();
-        resumed.note(0);
-        resumed.note(1);
-        resumed.fetched(0);
-        let later = Instant::now() + GRACE * 2;
-        assert_eq!(resumed.take_due(later, false), Ok(BTreeSet::from([1])));
-        assert!(!resumed.any.load(Ordering::SeqCst));
-    }
 }

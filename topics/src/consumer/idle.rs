@@ -39,6 +39,8 @@ struct Seen {
     at_end: bool,
     /// Paused as idle.
     paused: bool,
+    /// Resumed by the safety poll and nothing fetched since: librdkafka may not be looking.
+    polled: bool,
 }
 
 impl Seen {
@@ -65,6 +67,7 @@ impl Idle {
         let seen = self.partitions.entry(partition).or_default();
         seen.received_end = Some(offset + 1);
         seen.at_end = false;
+        seen.polled = false;
         seen.set_paused(partition, false)
     }
 
@@ -73,6 +76,7 @@ impl Idle {
         let live = self.live;
         let seen = self.partitions.entry(partition).or_default();
         seen.at_end = true;
+        seen.polled = false;
         if live && !seen.awaits_announced() {
             seen.set_paused(partition, true)
         } else {
@@ -101,16 +105,18 @@ impl Idle {
         changes
     }
 
-    /// The partitions of `announced` whose announced message has not been received though
-    /// they are not paused as idle (a safety poll resumed them): they are fetching, or about to.
-    pub(super) fn awaiting_unpaused<'a>(
+    /// The partitions of `announced` whose announced message has not been received, which the
+    /// safety poll resumed and which have fetched nothing since: no resume woke librdkafka for
+    /// them (a wake-up per poll would cost the broker a fifth of a core at rest), and it may
+    /// not look for a second.
+    pub(super) fn polled_awaiting<'a>(
         &'a self,
         announced: &'a HashMap<i32, i64>,
     ) -> impl Iterator<Item = i32> + 'a {
         announced.keys().copied().filter(|partition| {
             self.partitions
                 .get(partition)
-                .is_some_and(|seen| !seen.paused && seen.awaits_announced())
+                .is_some_and(|seen| seen.polled && seen.awaits_announced())
         })
     }
 
@@ -120,6 +126,7 @@ impl Idle {
             .iter_mut()
             .filter_map(|(&partition, seen)| {
                 seen.at_end = false;
+                seen.polled |= seen.paused;
                 seen.set_paused(partition, false)
             })
             .collect()
@@ -167,20 +174,28 @@ mod tests {
     }
 
     #[test]
-    fn an_announcement_for_a_partition_already_fetching_is_awaited_there() {
+    fn an_announcement_for_a_partition_the_safety_poll_resumed_is_awaited_there() {
         let mut idle = live();
-        idle.received(0, 9);
-        idle.received(1, 4);
-        idle.reached_end(1);
-        let announced = HashMap::from([(0, 10), (1, 5), (2, 0)]);
-        assert_eq!(idle.heard(true, &announced), vec![(1, false)]);
-        let mut awaiting: Vec<i32> = idle.awaiting_unpaused(&announced).collect();
+        for partition in 0..3 {
+            idle.received(partition, 9);
+            idle.reached_end(partition);
+        }
+        idle.received(3, 9);
+        assert_eq!(idle.safety_poll().len(), 3);
+        let announced = HashMap::from([(0, 10), (1, 9), (2, 10), (3, 10)]);
+        assert!(idle.heard(true, &announced).is_empty(), "none is paused");
+        // 1: nothing new; 3: never paused, so librdkafka is looking.
+        let mut awaiting: Vec<i32> = idle.polled_awaiting(&announced).collect();
         awaiting.sort_unstable();
-        assert_eq!(awaiting, vec![0, 1, 2]);
+        assert_eq!(awaiting, vec![0, 2]);
+        // 2 fetched since the poll (its end): librdkafka is looking.
+        idle.reached_end(2);
+        assert_eq!(
+            idle.polled_awaiting(&announced).collect::<Vec<_>>(),
+            vec![0]
+        );
         idle.received(0, 10);
-        let mut awaiting: Vec<i32> = idle.awaiting_unpaused(&announced).collect();
-        awaiting.sort_unstable();
-        assert_eq!(awaiting, vec![1, 2]);
+        assert_eq!(idle.polled_awaiting(&announced).count(), 0);
     }
 
     #[test]
