@@ -21,13 +21,7 @@ async fn resting_partitions_wake_for_each_message_and_receive_it_once() {
     let pool = database().await;
     let topic = fresh_topic_with(PARTITIONS).await;
     let producer = producer("wakeups-test");
-    let group = format!("wakeups-{}", Uuid::new_v4().simple());
-    let stop = tokio_util::sync::CancellationToken::new();
-    let handler = Counting(stage_handler(&pool).await, pool.clone());
-    let running = tokio::spawn(
-        consumer(&topic, &group, Duration::from_millis(200))
-            .run(handler, stop.clone().cancelled_owned()),
-    );
+    let running = Running::start(&pool, &topic).await;
 
     let mut sent = Vec::new();
     // One at a time, each after the partitions had time to reach their end and rest.
@@ -50,21 +44,14 @@ async fn resting_partitions_wake_for_each_message_and_receive_it_once() {
         assert_eq!(count(&pool, "effects", *id).await, 1, "applied once");
         assert_eq!(count(&pool, "deliveries", *id).await, 1, "received once");
     }
-    stop.cancel();
-    running.await.expect("join").expect("a clean stop");
+    running.stop().await;
 }
 
 #[tokio::test]
 async fn a_message_nobody_announces_arrives_through_the_safety_poll() {
     let pool = database().await;
     let topic = fresh_topic_with(1).await;
-    let group = format!("wakeups-{}", Uuid::new_v4().simple());
-    let stop = tokio_util::sync::CancellationToken::new();
-    let handler = Counting(stage_handler(&pool).await, pool.clone());
-    let running = tokio::spawn(
-        consumer(&topic, &group, Duration::from_millis(200))
-            .run(handler, stop.clone().cancelled_owned()),
-    );
+    let running = Running::start(&pool, &topic).await;
     // The consumer has its partition and read it to the end.
     let first = send(&producer("wakeups-test"), &topic).await;
     wait_for(&pool, "effects", first, 1, Duration::from_secs(60)).await;
@@ -74,8 +61,32 @@ async fn a_message_nobody_announces_arrives_through_the_safety_poll() {
     let unannounced = send(&silent, &topic).await;
     wait_for(&pool, "effects", unannounced, 1, Duration::from_secs(30)).await;
     assert_eq!(count(&pool, "deliveries", unannounced).await, 1);
-    stop.cancel();
-    running.await.expect("join").expect("a clean stop");
+    running.stop().await;
+}
+
+/// A consumer with wake-ups (the test stage's handler, counting deliveries) in a group of its
+/// own.
+struct Running {
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), topics::Error>>,
+}
+
+impl Running {
+    async fn start(pool: &sqlx::PgPool, topic: &str) -> Self {
+        let group = format!("wakeups-{}", Uuid::new_v4().simple());
+        let stop = tokio_util::sync::CancellationToken::new();
+        let handler = Counting(stage_handler(pool).await, pool.clone());
+        let task = tokio::spawn(
+            consumer(topic, &group, Duration::from_millis(200))
+                .run(handler, stop.clone().cancelled_owned()),
+        );
+        Self { stop, task }
+    }
+
+    async fn stop(self) {
+        self.stop.cancel();
+        self.task.await.expect("join").expect("a clean stop");
+    }
 }
 
 /// Sends an `Add` under a key of its own; answers its id.
