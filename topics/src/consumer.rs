@@ -365,8 +365,9 @@ impl Consumer {
         result
     }
 
-    /// Pauses or resumes partitions as idle, as `idle` decided; `awaited`: a message waits in
-    /// the resumed ones, so librdkafka is made to fetch them at once (`fetcher`).
+    /// Pauses or resumes partitions as idle, as `idle` decided; `awaited`: a message may wait
+    /// in the resumed ones (announced, or the subscription is down and nothing says), so
+    /// librdkafka is made to fetch them at once (`fetcher`).
     fn set_idle(&self, changes: impl IntoIterator<Item = idle::Change>, awaited: bool) {
         for (partition, idle) in changes {
             let resumed = self

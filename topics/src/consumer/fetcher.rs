@@ -7,11 +7,18 @@
 //! of the stack's one broker is served by the same thread. (With several brokers, resumed
 //! partitions another broker leads are fetched when its thread next looks, within a second.)
 //!
-//! Only when nothing else of the consumer is fetching. Otherwise the thread is busy with a
-//! fetch and takes the resumed partitions into the next one; and tansu answers a connection's
-//! requests in order, so a query would queue between two fetches and delay the next (sent
-//! after every resume, it tripled the install route's median at 500/s; sent after 50 ms
-//! without a message, it made the broker fall behind: BENCHMARKS.md, "Wake-ups").
+//! Only when nothing else of the consumer is fetching (unpaused), or for a message announced in
+//! a partition the safety poll resumed and nothing was fetched from since (`wake_for`).
+//! Otherwise the thread is normally busy with a fetch and takes the resumed partitions into the
+//! next one; and tansu answers a connection's requests in order, so a query would queue between
+//! two fetches and delay the next (sent after every resume, it tripled the install route's
+//! median at 500/s; sent after 50 ms without a message, it made the broker fall behind:
+//! BENCHMARKS.md, "Wake-ups"). One case is left to librdkafka's own look, within a second: a
+//! lane's backlog resumed just after a safety poll resumed the other partitions, which count
+//! as fetching before librdkafka has looked at them.
+//!
+//! Resumes come from idleness (with wake-ups) and from the lanes' back-pressure (with or
+//! without them): the thread sleeps the same way after either.
 
 use std::collections::BTreeSet;
 use std::mem;
@@ -27,7 +34,7 @@ use crate::Error;
 /// How long a wake-up's query may wait for its answer (a broker that is down).
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The partitions resumed since the fetcher was last woken.
+/// The partitions resumed since the fetcher last looked.
 #[derive(Debug, Default)]
 pub(super) struct Resumed {
     partitions: Mutex<Waiting>,
@@ -81,21 +88,26 @@ pub(super) async fn wake_after_resumes(
             () = consumer.resumed.due.notified() => {}
         }
         let waiting = consumer.resumed.take();
-        if !waiting.forced && others_fetching(&consumer, &waiting.partitions) {
-            continue;
-        }
         let Some(&partition) = waiting.partitions.first() else {
             continue;
         };
         let querying = Arc::clone(&consumer);
-        tokio::task::spawn_blocking(move || {
-            // The answer does not matter: sending the request wakes the thread.
-            let _ = querying
-                .inner
-                .fetch_watermarks(&querying.topic, partition, QUERY_TIMEOUT);
-        })
-        .await
-        .map_err(|panicked| Error::Fatal(format!("fetcher wake-up: {panicked}")))?;
+        // Reading the assignment waits on librdkafka's main thread, so it is blocking too.
+        let woken = tokio::task::spawn_blocking(move || {
+            if waiting.forced || !others_fetching(&querying, &waiting.partitions) {
+                // The answer does not matter: sending the request wakes the thread.
+                let _ = querying
+                    .inner
+                    .fetch_watermarks(&querying.topic, partition, QUERY_TIMEOUT);
+            }
+        });
+        tokio::select! {
+            // Not held up by a broker that does not answer.
+            _ = stopped.wait_for(|stopped| *stopped) => return Ok(()),
+            woken = woken => {
+                woken.map_err(|panicked| Error::Fatal(format!("fetcher wake-up: {panicked}")))?;
+            }
+        }
     }
 }
 
