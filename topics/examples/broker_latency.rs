@@ -22,10 +22,12 @@ use std::time::{Duration, Instant};
 
 use rdkafka::ClientConfig;
 use rdkafka::Message as _;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::admin::AdminOptions;
 use rdkafka::consumer::{Consumer as _, StreamConsumer};
 use tokio::sync::Mutex;
+
+#[path = "support/bench_topic.rs"]
+mod bench_topic;
 
 /// Left out of the figures: the first second after the clock starts.
 const WARM_UP: Duration = Duration::from_secs(1);
@@ -54,7 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !(1..=100_000).contains(&rate) {
         return Err("RATE must be 1 to 100000 messages a second".into());
     }
-    let (admin, topic) = fresh_topic(&brokers).await?;
+    let (admin, topic) = bench_topic::fresh(&brokers, "bench-latency").await?;
     let consumer = consumer(&brokers, &topic, &topic, fetch_wait_ms)?;
     let producer = topics::Producer::with_linger(&brokers, "broker-latency", linger)?;
     // One message there and back first: the consumer has joined its group and holds every
@@ -140,7 +142,7 @@ async fn idle(
     seconds: u64,
     fetch_wait_ms: u64,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let (admin, topic) = fresh_topic(brokers).await?;
+    let (admin, topic) = bench_topic::fresh(brokers, "bench-latency").await?;
     let mut polling = Vec::new();
     for n in 0..consumers {
         let consumer = consumer(brokers, &topic, &format!("{topic}-{n}"), fetch_wait_ms)?;
@@ -160,22 +162,6 @@ async fn idle(
     println!("idle: {consumers} consumers, fetch.wait.max.ms={fetch_wait_ms}, {seconds} s");
     admin.delete_topics(&[&topic], &AdminOptions::new()).await?;
     Ok(())
-}
-
-async fn fresh_topic(
-    brokers: &str,
-) -> Result<(AdminClient<DefaultClientContext>, String), Box<dyn std::error::Error>> {
-    let topic = format!("bench-latency-{}", uuid::Uuid::new_v4().simple());
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .create()?;
-    admin
-        .create_topics(
-            &[NewTopic::new(&topic, 4, TopicReplication::Fixed(1))],
-            &AdminOptions::new(),
-        )
-        .await?;
-    Ok((admin, topic))
 }
 
 fn consumer(

@@ -16,10 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use rdkafka::ClientConfig;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
+use rdkafka::admin::AdminOptions;
 use topics::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
+
+#[path = "support/bench_topic.rs"]
+mod bench_topic;
 
 const USAGE: &str = "usage: consumer_latency BROKERS REDIS_URL wake|poll [RATE] [SECONDS]";
 
@@ -39,16 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("RATE must be 1 to 100000 messages a second".into());
     }
 
-    let topic = format!("bench-consumer-{}", uuid::Uuid::new_v4().simple());
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", &brokers)
-        .create()?;
-    admin
-        .create_topics(
-            &[NewTopic::new(&topic, 4, TopicReplication::Fixed(1))],
-            &AdminOptions::new(),
-        )
-        .await?;
+    let (admin, topic) = bench_topic::fresh(&brokers, "bench-consumer").await?;
     let mut producer = topics::Producer::new(&brokers, "consumer-latency")?;
     if wake {
         producer = producer.announcing(topics::Announcer::start(redis.clone()));
