@@ -45,7 +45,7 @@ pub(crate) struct Config {
     pub(crate) database_url: String,
     pub(crate) database_pool_size: u32,
     pub(crate) redis_url: String,
-    pub(crate) kafka_brokers: String,
+    pub(crate) kafka: topics::Cluster,
     pub(crate) storage: Option<StorageConfig>,
     pub(crate) runner_token: Option<String>,
     /// The runner's `/v1/*` address (`APP_RUNNER_URL`); without it `/apps` answers 503.
@@ -92,7 +92,7 @@ impl Config {
         let database_url = env.required("DATABASE_URL");
         let database_pool_size = env.parsed("DATABASE_POOL_SIZE", 16u32);
         let redis_url = env.required("REDIS_URL");
-        let kafka_brokers = env.required("KAFKA_BROKERS");
+        let kafka = topics::Cluster::read(env);
         let endpoint = env.text("STORAGE_ENDPOINT");
         let bucket = env.text_or("STORAGE_BUCKET", "app-modules");
         let region = env.text_or("STORAGE_REGION", "us-east-1");
@@ -131,7 +131,7 @@ impl Config {
             database_url,
             database_pool_size,
             redis_url,
-            kafka_brokers,
+            kafka,
             storage,
             runner_token,
             runner_url,

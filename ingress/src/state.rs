@@ -100,16 +100,12 @@ impl State {
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy(&config.database_url)?;
         let redis = redis::Client::open(config.redis_url.as_str())?;
-        // One announcer for both: the stages' consumers wake when a command or an event lands.
-        let announcer = topics::Announcer::start(redis.clone());
-        let producer =
-            topics::Producer::new(&config.kafka_brokers, "ingress")?.announcing(announcer.clone());
+        let producer = topics::Producer::new(&config.kafka, "ingress")?;
         let webhook_events = topics::Producer::with_linger(
-            &config.kafka_brokers,
+            &config.kafka,
             "ingress-webhooks",
             config.webhook_produce_linger,
-        )?
-        .announcing(announcer);
+        )?;
         let objects = config.storage.as_ref().map(ObjectStore::new);
         let runner = match (&config.runner_url, &config.runner_token) {
             (Some(url), Some(token)) => Some(runner::client::RunnerClient::new(url, token)?),

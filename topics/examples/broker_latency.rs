@@ -1,16 +1,17 @@
 //! What the broker itself costs a command, measured the way the services use it: our producer
 //! (`acks=all`, idempotent, `linger.ms=1`) sends at a fixed rate to a fresh 4-partition topic
-//! while a consumer configured like ours (`fetch.wait.max.ms` as given) reads it back in the
+//! while a consumer (`fetch.wait.max.ms` as given) reads it back in the
 //! same process. Prints the produce acknowledgement and produce-to-consume latencies, after a
 //! warm-up second (a new idempotent producer stalls its first messages).
 //!
 //! `cargo run --release -p topics --example broker_latency -- BROKERS [RATE] [SECONDS] [FETCH_WAIT_MS] [BYTES] [LINGER_MS]`
-//! (defaults: 500 messages/s, 30 s, 10 ms, 700-byte payloads: an install command's size, and
-//! the producer's default `linger.ms`)
+//! (defaults: 500 messages/s, 30 s, the consumers' 100 ms, 700-byte payloads: an install
+//! command's size, and the producer's default `linger.ms`). The rest of the cluster's settings
+//! come from the environment as the services read them (`source .stack/env`).
 //!
 //! `cargo run --release -p topics --example broker_latency -- idle BROKERS [CONSUMERS] [SECONDS] [FETCH_WAIT_MS]`
-//! keeps that many consumers polling an empty topic (defaults: 2, as the pipeline runs, 20 s,
-//! 10 ms) so the broker's idle cost of a fetch wait can be read from its CPU time meanwhile.
+//! keeps that many consumers polling an empty topic (defaults: 2, 20 s, 100 ms) so the broker's
+//! idle cost of a fetch wait can be read from its CPU time meanwhile.
 //!
 //! `loadtests/install` runs both in the same run as the route's benchmark.
 
@@ -20,11 +21,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rdkafka::ClientConfig;
 use rdkafka::Message as _;
 use rdkafka::admin::AdminOptions;
 use rdkafka::consumer::{Consumer as _, StreamConsumer};
 use tokio::sync::Mutex;
+use topics::Cluster;
 
 #[path = "support/bench_topic.rs"]
 mod bench_topic;
@@ -40,13 +41,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let brokers = args.next().ok_or(USAGE)?;
         let consumers: usize = args.next().map_or(Ok(2), |a| a.parse())?;
         let seconds: u64 = args.next().map_or(Ok(20), |a| a.parse())?;
-        let fetch_wait_ms: u64 = args.next().map_or(Ok(10), |a| a.parse())?;
-        return idle(&brokers, consumers, seconds, fetch_wait_ms).await;
+        let fetch_wait_ms: u64 = args
+            .next()
+            .map_or(Ok(DEFAULT_FETCH_WAIT_MS), |a| a.parse())?;
+        let cluster = bench_topic::cluster(&brokers)?;
+        return idle(&cluster, consumers, seconds, fetch_wait_ms).await;
     }
     let brokers = args.next().ok_or(USAGE)?;
     let rate: u64 = args.next().map_or(Ok(500), |a| a.parse())?;
     let seconds: u64 = args.next().map_or(Ok(30), |a| a.parse())?;
-    let fetch_wait_ms: u64 = args.next().map_or(Ok(10), |a| a.parse())?;
+    let fetch_wait_ms: u64 = args
+        .next()
+        .map_or(Ok(DEFAULT_FETCH_WAIT_MS), |a| a.parse())?;
     let bytes: usize = args.next().map_or(Ok(700), |a| a.parse())?;
     let linger = match args.next() {
         Some(ms) => Duration::from_millis(ms.parse()?),
@@ -56,9 +62,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !(1..=100_000).contains(&rate) {
         return Err("RATE must be 1 to 100000 messages a second".into());
     }
-    let (admin, topic) = bench_topic::fresh(&brokers, "bench-latency").await?;
-    let consumer = consumer(&brokers, &topic, &topic, fetch_wait_ms)?;
-    let producer = topics::Producer::with_linger(&brokers, "broker-latency", linger)?;
+    let cluster = bench_topic::cluster(&brokers)?;
+    let (admin, topic) = bench_topic::fresh(&cluster, "bench-latency").await?;
+    let consumer = consumer(&cluster, &topic, &topic, fetch_wait_ms)?;
+    let producer = topics::Producer::with_linger(&cluster, "broker-latency", linger)?;
     // One message there and back first: the consumer has joined its group and holds every
     // partition, and the producer is past its first-message stall, before the clock starts.
     producer.send_raw(&topic, b"warm-up", &[0; 8], &[]).await?;
@@ -137,15 +144,15 @@ const USAGE: &str = "usage: broker_latency BROKERS [RATE] [SECONDS] [FETCH_WAIT_
 
 /// Consumers in their own groups on an empty topic, each fetching in a loop for `seconds`.
 async fn idle(
-    brokers: &str,
+    cluster: &Cluster,
     consumers: usize,
     seconds: u64,
     fetch_wait_ms: u64,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let (admin, topic) = bench_topic::fresh(brokers, "bench-latency").await?;
+    let (admin, topic) = bench_topic::fresh(cluster, "bench-latency").await?;
     let mut polling = Vec::new();
     for n in 0..consumers {
-        let consumer = consumer(brokers, &topic, &format!("{topic}-{n}"), fetch_wait_ms)?;
+        let consumer = consumer(cluster, &topic, &format!("{topic}-{n}"), fetch_wait_ms)?;
         let until = tokio::time::Instant::now() + Duration::from_secs(seconds);
         polling.push(tokio::spawn(async move {
             // Fetching the whole window, through any error the broker answers.
@@ -164,14 +171,17 @@ async fn idle(
     Ok(())
 }
 
+/// The platform consumers' fetch wait (`topics::consumer::FETCH_WAIT`).
+const DEFAULT_FETCH_WAIT_MS: u64 = topics::consumer::FETCH_WAIT.as_millis() as u64;
+
 fn consumer(
-    brokers: &str,
+    cluster: &Cluster,
     topic: &str,
     group: &str,
     fetch_wait_ms: u64,
 ) -> Result<StreamConsumer, rdkafka::error::KafkaError> {
-    let consumer: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
+    let consumer: StreamConsumer = cluster
+        .client_config(group)
         .set("group.id", group)
         .set("enable.auto.commit", "true")
         .set("auto.offset.reset", "earliest")

@@ -1,13 +1,12 @@
-//! What our consumer loop adds to the broker's hop, with and without wake-ups
-//! (`topics::wakeups`): our producer sends at a fixed rate to a fresh 4-partition topic while
-//! our `Consumer` (fetch wait 10 ms, as the awaited topics) hands each message to a handler that
-//! notes produce-to-handle latency; then the consumer stays idle for as long, so the broker's
-//! cost at rest can be read from its CPU meanwhile. With wake-ups the producer announces on
-//! Redis and the consumer leaves partitions read to their end paused.
+//! What our consumer loop adds to the broker's hop: our producer sends at a fixed rate to a
+//! fresh 4-partition topic while our `Consumer`, as the stages run it, hands each message to a
+//! handler that notes produce-to-handle latency; then the consumer stays idle for as long, so
+//! the broker's cost at rest can be read from its CPU meanwhile.
 //!
-//! `cargo run --release -p topics --example consumer_latency -- BROKERS REDIS_URL wake|poll [RATE] [SECONDS]`
-//! (defaults: 100 messages/s, 30 s). Rates low enough that partitions go idle between
-//! messages show the wake-up path; high ones, partitions that never rest.
+//! `cargo run --release -p topics --example consumer_latency -- BROKERS [RATE] [SECONDS]`
+//! (defaults: 100 messages/s, 30 s; the rest of the cluster's settings from the environment, as
+//! the services read them). Low rates show a partition waking from rest; high ones, partitions
+//! that never rest.
 
 // A command-line tool: its output is its answer.
 #![allow(clippy::print_stdout)]
@@ -22,39 +21,28 @@ use topics::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPol
 #[path = "support/bench_topic.rs"]
 mod bench_topic;
 
-const USAGE: &str = "usage: consumer_latency BROKERS REDIS_URL wake|poll [RATE] [SECONDS]";
+const USAGE: &str = "usage: consumer_latency BROKERS [RATE] [SECONDS]";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let brokers = args.next().ok_or(USAGE)?;
-    let redis = redis::Client::open(args.next().ok_or(USAGE)?)?;
-    let wake = match args.next().as_deref() {
-        Some("wake") => true,
-        Some("poll") => false,
-        _ => return Err(USAGE.into()),
-    };
     let rate: u64 = args.next().map_or(Ok(100), |a| a.parse())?;
     let seconds: u64 = args.next().map_or(Ok(30), |a| a.parse())?;
     if !(1..=100_000).contains(&rate) {
         return Err("RATE must be 1 to 100000 messages a second".into());
     }
 
-    let (admin, topic) = bench_topic::fresh(&brokers, "bench-consumer").await?;
-    let mut producer = topics::Producer::new(&brokers, "consumer-latency")?;
-    if wake {
-        producer = producer.announcing(topics::Announcer::start(redis.clone()));
-    }
+    let cluster = bench_topic::cluster(&brokers)?;
+    let (admin, topic) = bench_topic::fresh(&cluster, "bench-consumer").await?;
+    let producer = topics::Producer::new(&cluster, "consumer-latency")?;
     let consumer = Consumer::new(&ConsumerOptions {
-        brokers: brokers.clone(),
+        cluster,
         group_id: topic.clone(),
         topic: topic.clone(),
         client_id: "consumer-latency".into(),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
-        orphan_after: Duration::from_secs(120),
-        fetch_wait: topics::catalogue::INSTALLS.fetch_wait,
-        wakeups: wake.then(|| redis.clone()),
     })?;
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let handler = Noting(Arc::clone(&latencies));
@@ -94,8 +82,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::time::sleep(Duration::from_secs(5)).await;
     let mut handled = lock(&latencies).clone();
     println!(
-        "consumer ({}): {total} messages at {rate}/s over {seconds} s, {} handled",
-        if wake { "wake-ups" } else { "polling" },
+        "consumer: {total} messages at {rate}/s over {seconds} s, {} handled",
         handled.len()
     );
     handled.sort_unstable();

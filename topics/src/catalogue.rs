@@ -1,27 +1,13 @@
 //! Every topic of the platform: its name, partition count and how messages are keyed. The key
 //! decides the partition, and one partition has one consumer, so each key has a single writer.
 //!
-//! A partition is the unit of concurrency (the consumer runs one lane per partition), and also
-//! what an idle consumer costs: tansu answers each fetch with a pass over every assigned
-//! partition (two queries of its Postgres each), every `fetch.wait.max.ms`. The admin command
-//! topics therefore have few: four lanes for installs carry 500 a second, two for the versions'
-//! lifecycle (uploads and publishes are rare), where twelve each cost three times as much at
-//! rest (BENCHMARKS.md, "Installs through the write path"). For the same reason a topic no
-//! route waits on is fetched fifty times less often ([`Topic::fetch_wait`]).
-
-use std::time::Duration;
+//! A partition is the unit of concurrency: the consumer runs one lane per partition, in order
+//! within it, so a topic's partition count bounds how many of its commands apply at once.
+//! Topics are created with these counts (and the configured replication) when absent
+//! ([`crate::admin`]); Kafka cannot take partitions away, and adding some moves keys to other
+//! partitions, so an existing topic keeps what it has.
 
 use uuid::Uuid;
-
-/// The fetch wait of a topic whose messages someone waits on (a route answering with the
-/// command's reply): tansu holds every fetch this long
-/// even when data arrives meanwhile, so it is what each hop adds to the answer (librdkafka's
-/// 500 ms made a command's produce-to-apply ~400 ms; 10 ms makes it ~25 ms).
-const AWAITED: Duration = Duration::from_millis(10);
-
-/// The fetch wait of a topic no caller waits on: an idle consumer costs a pass over each of its
-/// partitions every fetch, so these pay a fiftieth of it and their messages up to half a second.
-const UNAWAITED: Duration = Duration::from_millis(500);
 
 /// How a topic's messages are keyed: the aggregate whose commands must apply in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,9 +37,6 @@ pub struct Topic {
     pub key: TopicKey,
     /// What travels on it, for operators.
     pub carries: &'static str,
-    /// How long the broker may hold its consumers' fetches: 10 ms when someone waits on its
-    /// messages, 500 ms when no one does (the module doc says why).
-    pub fetch_wait: Duration,
 }
 
 pub const APPS: Topic = Topic {
@@ -61,7 +44,6 @@ pub const APPS: Topic = Topic {
     partitions: 2,
     key: TopicKey::TenantApp,
     carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
-    fetch_wait: AWAITED,
 };
 
 pub const INSTALLS: Topic = Topic {
@@ -69,7 +51,6 @@ pub const INSTALLS: Topic = Topic {
     partitions: 4,
     key: TopicKey::TenantApp,
     carries: "install, configure, uninstall, secrets, test calls",
-    fetch_wait: AWAITED,
 };
 
 pub const DEFINITIONS: Topic = Topic {
@@ -77,7 +58,6 @@ pub const DEFINITIONS: Topic = Topic {
     partitions: 2,
     key: TopicKey::Definition,
     carries: "new versions of workflows, rules, rule sets and collection flows; publishing",
-    fetch_wait: AWAITED,
 };
 
 pub const RUNS: Topic = Topic {
@@ -85,7 +65,6 @@ pub const RUNS: Topic = Topic {
     partitions: 4,
     key: TopicKey::Run,
     carries: "workflow runs: start, cancel, and the timers that resume them; their app calls",
-    fetch_wait: AWAITED,
 };
 
 pub const DOCUMENTS: Topic = Topic {
@@ -93,19 +72,16 @@ pub const DOCUMENTS: Topic = Topic {
     partitions: 2,
     key: TopicKey::Subject,
     carries: "documents added to a subject",
-    fetch_wait: AWAITED,
 };
 
-/// The webhook route answers once an event is on the log, not once it is applied, and a run
-/// resumed half a second later than it could be is nothing beside a vendor's minutes: so the
-/// unawaited wait, which costs the broker nothing at rest. Under a burst each fetch still
-/// carries up to a megabyte per partition, so four lanes take thousands of events a second.
+/// The webhook route answers once an event is on the log, not once it is applied; the stage
+/// applies a partition's queued events as one transaction, so four lanes take thousands of
+/// events a second.
 pub const CALLBACKS: Topic = Topic {
     name: "callbacks.events",
     partitions: 4,
     key: TopicKey::CallbackSession,
     carries: "vendor webhook events completing asynchronous calls",
-    fetch_wait: UNAWAITED,
 };
 
 pub const CIRCUITS: Topic = Topic {
@@ -113,7 +89,6 @@ pub const CIRCUITS: Topic = Topic {
     partitions: 12,
     key: TopicKey::TenantApp,
     carries: "call outcomes that open and close an app's circuit",
-    fetch_wait: UNAWAITED,
 };
 
 pub const OUTBOUND: Topic = Topic {
@@ -121,7 +96,6 @@ pub const OUTBOUND: Topic = Topic {
     partitions: 4,
     key: TopicKey::Tenant,
     carries: "outbound webhook events and notifications (SPEC §6.2), from the outbox",
-    fetch_wait: UNAWAITED,
 };
 
 pub const TIMERS: Topic = Topic {
@@ -129,7 +103,6 @@ pub const TIMERS: Topic = Topic {
     partitions: 12,
     key: TopicKey::CallbackSession,
     carries: "callback deadlines that fire",
-    fetch_wait: UNAWAITED,
 };
 
 pub const DEAD_LETTER: Topic = Topic {
@@ -137,7 +110,6 @@ pub const DEAD_LETTER: Topic = Topic {
     partitions: 3,
     key: TopicKey::Original,
     carries: "messages a stage could never apply, with the reason in headers",
-    fetch_wait: UNAWAITED,
 };
 
 /// The whole catalogue, created at start-up when absent.

@@ -18,20 +18,13 @@
 //! drop the whole backlog. Every dead-lettered message is handed back to the handler
 //! ([`Handler::dead_lettered`]) so whoever waits for it hears so at once.
 //!
-//! A consumer given a Redis client leaves each partition it has read to the end paused, so the
-//! broker has nothing to answer for it, and resumes it when a producer announces a message there
-//! ([`crate::wakeups`]; `idle` decides, `pause` keeps this and the lanes' back-pressure apart,
-//! `fetcher` makes librdkafka fetch a resumed partition at once).
-//!
-//! Beside the lanes, `orphans` watches for partitions the group left to nobody (a tansu
-//! coordinator fault) and rejoins the group when it finds them.
+//! Beside the lanes' back-pressure (a lane holding too many messages pauses its partition at the
+//! broker) nothing is paused: Apache Kafka answers a fetch as soon as one of its partitions has
+//! data (`fetch.min.bytes` 1), so an idle consumer costs the broker one waiting request per
+//! [`FETCH_WAIT`], and a message is handled within milliseconds of its acknowledgement.
 
 mod assignment;
-mod fetcher;
-mod idle;
 mod lane;
-mod orphans;
-mod pause;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -40,20 +33,19 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
-use rdkafka::ClientConfig;
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
-use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message as _, OwnedMessage};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use self::assignment::Assignment;
-use self::fetcher::Resumed;
-use self::idle::Idle;
-use self::pause::Pauses;
 
-use crate::wakeups::{self, Announcer, Listening};
-use crate::{Error, Producer, catalogue};
+use crate::{Cluster, Error, Producer, catalogue};
+
+/// How long the broker may hold a fetch that finds no data: it answers as soon as data arrives,
+/// so this bounds only an idle wait, and what a partition resumed during it (a lane's
+/// back-pressure lifted) waits to be fetched again.
+pub const FETCH_WAIT: Duration = Duration::from_millis(100);
 
 /// What a handler's failure means for the message.
 #[derive(Debug, thiserror::Error)]
@@ -183,24 +175,13 @@ impl RetryPolicy {
 /// Where and as whom to consume.
 #[derive(Debug, Clone)]
 pub struct ConsumerOptions {
-    pub brokers: String,
+    pub cluster: Cluster,
     pub group_id: String,
     pub topic: String,
     pub client_id: String,
     /// How often stored offsets are committed to the broker.
     pub commit_interval: Duration,
     pub retry: RetryPolicy,
-    /// How long a partition that is not this consumer's may keep a backlog without its committed
-    /// offset moving before the consumer rejoins the group (see `consumer/orphans.rs`): longer than a healthy
-    /// message holds its partition, retries included.
-    pub orphan_after: Duration,
-    /// How long the broker may hold a fetch: each message's latency against an idle
-    /// consumer's cost (the topic's [`Topic::fetch_wait`](crate::catalogue::Topic::fetch_wait)).
-    pub fetch_wait: Duration,
-    /// Where wake-ups are heard ([`crate::wakeups`]): with it, partitions read to their end stay
-    /// paused until a message is announced there (or the safety poll); without it, every
-    /// partition is fetched every `fetch_wait`.
-    pub wakeups: Option<redis::Client>,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -209,10 +190,6 @@ pub struct Consumer {
     dead_letters: Producer,
     topic: String,
     retry: RetryPolicy,
-    orphan_after: Duration,
-    pauses: Pauses,
-    resumed: Resumed,
-    wakeups: Option<redis::Client>,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -225,10 +202,10 @@ impl std::fmt::Debug for Consumer {
 
 impl Consumer {
     pub fn new(options: &ConsumerOptions) -> Result<Self, Error> {
-        let inner: StreamConsumer<Assignment> = ClientConfig::new()
-            .set("bootstrap.servers", &options.brokers)
+        let inner: StreamConsumer<Assignment> = options
+            .cluster
+            .client_config(&options.client_id)
             .set("group.id", &options.group_id)
-            .set("client.id", &options.client_id)
             .set("enable.auto.commit", "true")
             .set(
                 "auto.commit.interval.ms",
@@ -237,40 +214,30 @@ impl Consumer {
             // Offsets are stored by the loop, after the effect, never by librdkafka on receipt.
             .set("enable.auto.offset.store", "false")
             .set("auto.offset.reset", "earliest")
-            // The end of a partition is what lets it rest, when wake-ups can resume it.
-            .set(
-                "enable.partition.eof",
-                options.wakeups.is_some().to_string(),
-            )
-            // No producer of ours is transactional, so both isolation levels read the same; and
-            // tansu 0.6.0 answers a read_committed ListOffsets for the latest offset (the orphan
-            // watch's high watermarks) with an SQL error on PostgreSQL 15 and drops the
-            // connection.
+            // Answered as soon as one byte is there: a message is handed on when it lands.
+            .set("fetch.min.bytes", "1")
+            .set("fetch.wait.max.ms", FETCH_WAIT.as_millis().to_string())
+            // No producer of ours is transactional: nothing to wait for past the high watermark.
             .set("isolation.level", "read_uncommitted")
+            // The classic group protocol with the cooperative assignor: a member joining or
+            // leaving moves only the partitions that change owner, and the others keep flowing.
+            // Members hear of a rebalance on their next heartbeat, so a 1 s heartbeat is what
+            // bounds how long a moved partition goes unconsumed (about 1 s; 3 s and up to 10 s
+            // at librdkafka's 3 s heartbeat; about 4.7 s with the consumer protocol of KIP-848,
+            // whose heartbeat the broker sets at 5 s: BENCHMARKS.md, "Groups that move").
+            .set("partition.assignment.strategy", "cooperative-sticky")
+            .set("heartbeat.interval.ms", "1000")
             // A consumer that dies (a killed worker) keeps its partitions until its session
             // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
             .set("session.timeout.ms", "10000")
-            .set("heartbeat.interval.ms", "3000")
-            .set(
-                "fetch.wait.max.ms",
-                options.fetch_wait.as_millis().to_string(),
-            )
             .create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
-        let mut dead_letters =
-            Producer::new(&options.brokers, &format!("{}-dlq", options.client_id))?;
-        if let Some(redis) = &options.wakeups {
-            dead_letters = dead_letters.announcing(Announcer::start(redis.clone()));
-        }
+        let dead_letters = Producer::new(&options.cluster, &format!("{}-dlq", options.client_id))?;
         Ok(Self {
             inner,
             dead_letters,
             topic: options.topic.clone(),
             retry: options.retry,
-            orphan_after: options.orphan_after,
-            pauses: Pauses::default(),
-            resumed: Resumed::default(),
-            wakeups: options.wakeups.clone(),
         })
     }
 
@@ -287,23 +254,7 @@ impl Consumer {
         let (stop, stopped) = watch::channel(false);
         let mut lanes: HashMap<i32, lane::LaneSender> = HashMap::new();
         let mut running = JoinSet::new();
-        running.spawn(orphans::watch(
-            Arc::clone(&consumer),
-            consumer.orphan_after,
-            stopped.clone(),
-        ));
-        running.spawn(fetcher::wake_after_resumes(
-            Arc::clone(&consumer),
-            stopped.clone(),
-        ));
         tokio::pin!(shutdown);
-        let listening = consumer
-            .wakeups
-            .clone()
-            .map(|redis| wakeups::listen(redis, &consumer.topic));
-        let mut idle = Idle::default();
-        let mut safety_poll = tokio::time::interval(idle::SAFETY_POLL);
-        safety_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut result = loop {
             let message = tokio::select! {
                 () = &mut shutdown => break Ok(()),
@@ -311,29 +262,10 @@ impl Consumer {
                     Ok(()) => continue,
                     Err(error) => break Err(error),
                 },
-                () = heard(listening.as_ref()) => {
-                    if let Some(listening) = &listening {
-                        let heard = listening.heard.take();
-                        consumer.set_idle(idle.heard(heard.live, &heard.announced), true);
-                        if let Some(partition) = idle.polled_awaiting(&heard.announced).next() {
-                            consumer.resumed.wake_for(partition);
-                        }
-                    }
-                    continue;
-                }
-                _ = safety_poll.tick(), if listening.is_some() => {
-                    // Nothing announced waits here: librdkafka looks within a second anyway.
-                    consumer.set_idle(idle.safety_poll(), false);
-                    continue;
-                }
                 received = consumer.inner.recv() => received.map(|m| m.detach()),
             };
             let message = match message {
                 Ok(message) => message,
-                Err(KafkaError::PartitionEOF(partition)) => {
-                    consumer.set_idle(idle.reached_end(partition), false);
-                    continue;
-                }
                 Err(error) => {
                     tracing::warn!(topic = %consumer.topic, %error, "consume failed; retrying");
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -341,7 +273,6 @@ impl Consumer {
                 }
             };
             let partition = message.partition();
-            consumer.set_idle(idle.received(partition, message.offset()), false);
             let lane = lanes.entry(partition).or_insert_with(|| {
                 let (sender, lane) = lane::start(&consumer, &handler, partition, stopped.clone());
                 running.spawn(lane);
@@ -363,29 +294,6 @@ impl Consumer {
             tracing::debug!(topic = %consumer.topic, %error, "final commit skipped");
         }
         result
-    }
-
-    /// Pauses or resumes partitions as idle, as `idle` decided; `awaited`: a message may wait
-    /// in the resumed ones (announced, or the subscription is down and nothing says), so
-    /// librdkafka is made to fetch them at once (`fetcher`).
-    fn set_idle(&self, changes: impl IntoIterator<Item = idle::Change>, awaited: bool) {
-        for (partition, idle) in changes {
-            let resumed = self
-                .pauses
-                .of(partition)
-                .update(self, partition, |reasons| reasons.idle = idle);
-            if resumed && awaited {
-                self.resumed.note(partition);
-            }
-        }
-    }
-
-    /// Leaves the group and joins it again, so the coordinator rebalances. The revocation bumps
-    /// every partition's generation, so the lanes drop what they queued.
-    fn rejoin(&self) -> Result<(), Error> {
-        self.inner.unsubscribe();
-        self.inner.subscribe(&[&self.topic])?;
-        Ok(())
     }
 
     /// Handles consecutive messages of one partition until each is applied or dead-lettered
@@ -565,14 +473,6 @@ impl Consumer {
             )
             .await?;
         Ok(())
-    }
-}
-
-/// Resolves when the wake-up subscription heard something; never without one.
-async fn heard(listening: Option<&Listening>) {
-    match listening {
-        Some(listening) => listening.heard.changed().await,
-        None => std::future::pending().await,
     }
 }
 

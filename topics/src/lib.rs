@@ -1,11 +1,11 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
+//! [`cluster`] it lives on, the
 //! [`envelope`] every command and event travels in, the typed commands of each topic
 //! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`], [`documents`], the vendor
 //! events of [`callbacks`]), how a secret value travels ([`sealed`]), the token that lets an app
 //! call read documents ([`call_token`]), the [`producer`] (`acks=all`, idempotent), topic
 //! creation ([`admin`]), the [`reply`] every command gets, and the [`consumer`] loop that stores
-//! a Kafka offset only after the handler's effect is committed, in order per partition, and the
-//! [`wakeups`] that let it leave idle partitions unfetched.
+//! a Kafka offset only after the handler's effect is committed, in order per partition.
 
 pub mod admin;
 pub mod apps;
@@ -13,6 +13,7 @@ pub mod call_token;
 pub mod callbacks;
 pub mod catalogue;
 pub mod circuits;
+pub mod cluster;
 pub mod consumer;
 pub mod definitions;
 pub mod documents;
@@ -23,12 +24,11 @@ pub mod producer;
 pub mod reply;
 pub mod runs;
 pub mod sealed;
-pub mod wakeups;
 
 pub use catalogue::{Topic, TopicKey};
+pub use cluster::{Cluster, Replication};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
 pub use envelope::{Envelope, Message, Principal, PrincipalKind};
 pub use error::Error;
 pub use producer::Producer;
 pub use reply::{Outcome, Refusal, RefusalCode, Reply};
-pub use wakeups::Announcer;

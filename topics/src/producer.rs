@@ -1,19 +1,15 @@
 //! The producer: `acks=all` and idempotence on, so an acknowledged message is on every in-sync
-//! replica and a retried send is never written twice. One that announces (an
-//! [`Announcer`]) tells consumers where each acknowledged message landed, so they can leave
-//! idle partitions paused ([`crate::wakeups`]).
+//! replica and a retried send is never written twice.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use rdkafka::ClientConfig;
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::util::Timeout;
 
-use crate::wakeups::Announcer;
-use crate::{Envelope, Error, Message};
+use crate::{Cluster, Envelope, Error, Message};
 
 /// Where a message landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +22,6 @@ pub struct Delivered {
 #[derive(Clone)]
 pub struct Producer {
     inner: FutureProducer,
-    announcer: Option<Announcer>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -43,17 +38,20 @@ const DELIVERY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_LINGER: Duration = Duration::from_millis(1);
 
 impl Producer {
-    pub fn new(brokers: &str, client_id: &str) -> Result<Self, Error> {
-        Self::with_linger(brokers, client_id, DEFAULT_LINGER)
+    pub fn new(cluster: &Cluster, client_id: &str) -> Result<Self, Error> {
+        Self::with_linger(cluster, client_id, DEFAULT_LINGER)
     }
 
     /// A producer whose messages wait up to `linger` for others to share their produce request
     /// (librdkafka's `linger.ms`): fewer, larger requests for a broker whose cost is per request,
     /// against that much latency per message.
-    pub fn with_linger(brokers: &str, client_id: &str, linger: Duration) -> Result<Self, Error> {
-        let inner: FutureProducer = ClientConfig::new()
-            .set("bootstrap.servers", brokers)
-            .set("client.id", client_id)
+    pub fn with_linger(
+        cluster: &Cluster,
+        client_id: &str,
+        linger: Duration,
+    ) -> Result<Self, Error> {
+        let inner: FutureProducer = cluster
+            .client_config(client_id)
             .set("acks", "all")
             .set("enable.idempotence", "true")
             .set("linger.ms", linger.as_millis().to_string())
@@ -62,18 +60,7 @@ impl Producer {
                 DELIVERY_TIMEOUT.as_millis().to_string(),
             )
             .create()?;
-        Ok(Self {
-            inner,
-            announcer: None,
-        })
-    }
-
-    /// This producer, announcing where each acknowledged message landed.
-    pub fn announcing(self, announcer: Announcer) -> Self {
-        Self {
-            announcer: Some(announcer),
-            ..self
-        }
+        Ok(Self { inner })
     }
 
     /// Sends a command or event on its topic, keyed by its aggregate; resolves once every
@@ -115,9 +102,6 @@ impl Producer {
             .send(record, Timeout::After(DELIVERY_TIMEOUT))
             .await
             .map_err(|(error, _)| Error::Kafka(error))?;
-        if let Some(announcer) = &self.announcer {
-            announcer.announce(topic, delivery.partition, delivery.offset);
-        }
         Ok(Delivered {
             partition: delivery.partition,
             offset: delivery.offset,

@@ -19,29 +19,16 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use topics::catalogue::Topic;
-use topics::{Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
+use topics::{Cluster, Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
 use crate::workers::{Worker, WorkerState};
 
-/// How long another member's partition may keep a backlog without progress before a stage's
-/// consumer rejoins its group (`topics` consumer, `orphans`): twice the minute a message can hold
-/// its partition through its retries before it is dead-lettered.
-const ORPHAN_AFTER: Duration = Duration::from_secs(120);
-
-/// Where the stages' consumers read: the brokers, and the Redis whose wake-ups let them leave
-/// idle partitions unfetched (`topics::wakeups`).
-#[derive(Debug, Clone)]
-pub(crate) struct Log {
-    pub(crate) brokers: String,
-    pub(crate) wakeups: redis::Client,
-}
-
 /// Consumes `S`'s topic until `stop`, retrying the consumer's creation while the broker is away.
 pub(crate) async fn consume<S: Stage>(
     stage: S,
-    log: Log,
+    cluster: Cluster,
     pool: PgPool,
     replies: Replies,
     worker: Worker,
@@ -49,7 +36,7 @@ pub(crate) async fn consume<S: Stage>(
 ) {
     let handler = StageHandler::new(stage, pool, Some(replies));
     let topic = <S::Body as Message>::TOPIC;
-    consume_with(handler, S::NAME, topic, log, worker, stop).await;
+    consume_with(handler, S::NAME, topic, cluster, worker, stop).await;
 }
 
 /// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`.
@@ -57,20 +44,17 @@ pub(crate) async fn consume_with(
     handler: impl Handler + 'static,
     name: &'static str,
     topic: Topic,
-    log: Log,
+    cluster: Cluster,
     worker: Worker,
     stop: CancellationToken,
 ) {
     let options = ConsumerOptions {
-        brokers: log.brokers,
+        cluster,
         group_id: format!("pipeline-{name}"),
         topic: topic.name.to_owned(),
         client_id: format!("pipeline-{name}"),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
-        orphan_after: ORPHAN_AFTER,
-        fetch_wait: topic.fetch_wait,
-        wakeups: Some(log.wakeups),
     };
     let topic = topic.name;
     let consumer = loop {

@@ -16,9 +16,7 @@ use topics::callbacks::{Event, EventStatus};
 use topics::{Envelope, Message, Principal, Topic};
 use uuid::Uuid;
 
-use crate::support::{
-    WorkerProcess, consumer, database, dead_lettered, produce_keyed, producer, stack,
-};
+use crate::support::{WorkerProcess, consumer, database, dead_lettered, produce_keyed, producer};
 
 const SESSIONS: usize = 300;
 const APP: &str = "burst-vendor";
@@ -274,7 +272,7 @@ async fn fresh_callbacks_topic() -> String {
         name,
         ..Event::TOPIC
     };
-    topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
+    topics::admin::ensure_topics(&crate::support::cluster(), &[topic])
         .await
         .expect("topic created");
     name.to_owned()

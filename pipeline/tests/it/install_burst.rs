@@ -16,9 +16,7 @@ use topics::installs::Command as InstallCommand;
 use topics::{Envelope, Message, Principal, Reply, Topic};
 use uuid::Uuid;
 
-use crate::support::{
-    WorkerProcess, database, produce_keyed, producer, redis_client, replies, stack,
-};
+use crate::support::{WorkerProcess, database, produce_keyed, producer, redis_client, replies};
 
 const APPS: usize = 12;
 const PER_APP: usize = 60;
@@ -178,7 +176,7 @@ async fn fresh_installs_topic() -> String {
         name,
         ..InstallCommand::TOPIC
     };
-    topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
+    topics::admin::ensure_topics(&crate::support::cluster(), &[topic])
         .await
         .expect("topic created");
     name.to_owned()

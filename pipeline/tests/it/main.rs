@@ -6,11 +6,9 @@
 mod batches;
 mod callback_burst;
 mod dead_letters;
+mod group_churn;
 mod install_burst;
 mod lanes;
-mod orphans;
 mod partitions;
 mod redelivery;
-mod rogue_leader;
 mod support;
-mod wakeups;

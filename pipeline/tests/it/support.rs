@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 pub use service::testing::stack;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::{
-    Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Outcome,
+    Cluster, Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Outcome,
     Principal, Producer, Reply, RetryPolicy, Topic, TopicKey,
 };
 use uuid::Uuid;
@@ -39,8 +39,6 @@ impl Message for Probe {
         partitions: 1,
         key: TopicKey::Run,
         carries: "test commands",
-        // As a command topic a route waits on.
-        fetch_wait: topics::catalogue::INSTALLS.fetch_wait,
     };
     const VERSION: u16 = 1;
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
@@ -163,7 +161,7 @@ pub async fn fresh_topic_with(partitions: i32) -> String {
         partitions,
         ..Probe::TOPIC
     };
-    topics::admin::ensure_topics(stack().var("KAFKA_BROKERS"), &[topic])
+    topics::admin::ensure_topics(&cluster(), &[topic])
         .await
         .expect("topic created");
     name.to_owned()
@@ -193,12 +191,14 @@ pub async fn produce_keyed<B: Message>(
         .partition
 }
 
-/// A producer on the stack's broker that announces what it sends, as the services' do
-/// (`topics::wakeups`).
+/// The stack's broker, as the services read it.
+pub fn cluster() -> Cluster {
+    Cluster::read(&mut stack().env())
+}
+
+/// A producer on the stack's broker.
 pub fn producer(client_id: &str) -> Producer {
-    Producer::new(stack().var("KAFKA_BROKERS"), client_id)
-        .expect("producer")
-        .announcing(topics::Announcer::start(redis_client()))
+    Producer::new(&cluster(), client_id).expect("producer")
 }
 
 /// The stack's Redis.
@@ -232,19 +232,8 @@ pub fn command_of(tenant: Uuid, body: Probe) -> Envelope<Probe> {
 
 /// A consumer of `topic` in a group of its own, with quick retries.
 pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer {
-    consumer_with(topic, group, commit_interval, Duration::from_secs(120))
-}
-
-/// [`consumer`], rejoining its group when another member's partition stands still behind a
-/// backlog for `orphan_after`.
-pub fn consumer_with(
-    topic: &str,
-    group: &str,
-    commit_interval: Duration,
-    orphan_after: Duration,
-) -> Consumer {
     Consumer::new(&ConsumerOptions {
-        brokers: stack().var("KAFKA_BROKERS").to_owned(),
+        cluster: cluster(),
         group_id: group.to_owned(),
         topic: topic.to_owned(),
         client_id: format!("{group}-{}", std::process::id()),
@@ -254,9 +243,6 @@ pub fn consumer_with(
             min_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(50),
         },
-        orphan_after,
-        fetch_wait: Probe::TOPIC.fetch_wait,
-        wakeups: Some(redis_client()),
     })
     .expect("consumer")
 }
@@ -374,36 +360,78 @@ pub async fn dead_lettered(id: &str) -> bool {
 /// outlives its test.
 pub struct WorkerProcess(std::process::Child);
 
+/// How often a worker commits its offsets unless told otherwise: never within a test, so a kill
+/// loses every commit but no effect.
+const WORKER_COMMIT_INTERVAL: Duration = Duration::from_secs(3600);
+
 impl WorkerProcess {
     /// Runs the ignored test `name` of this binary as a child consuming `topic` in `group`
     /// (see [`WorkerProcess::serve`]).
     pub fn start(name: &str, topic: &str, group: &str) -> Self {
+        Self::start_committing(name, topic, group, WORKER_COMMIT_INTERVAL)
+    }
+
+    /// [`WorkerProcess::start`], committing offsets every `commit_interval`.
+    pub fn start_committing(
+        name: &str,
+        topic: &str,
+        group: &str,
+        commit_interval: Duration,
+    ) -> Self {
         let mut command = std::process::Command::new(std::env::current_exe().expect("test binary"));
         command
             .args([name, "--exact", "--ignored", "--nocapture"])
             .env("WORKER_TOPIC", topic)
             .env("WORKER_GROUP", group)
+            .env(
+                "WORKER_COMMIT_INTERVAL_MS",
+                commit_interval.as_millis().to_string(),
+            )
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::inherit());
         Self(command.spawn().expect("worker starts"))
     }
 
-    /// The child's side: consumes the topic and group it was started with until killed,
-    /// committing offsets only every hour, so a kill within a test loses every commit but no
-    /// effect. Run alone (not as a child), it has nothing to do and fails.
+    /// The child's side: consumes the topic and group it was started with until killed, or
+    /// until SIGTERM, on which it stops as the services do (its consumer commits what it stored
+    /// and leaves the group). Run alone (not as a child), it has nothing to do and fails.
     pub async fn serve<H: Handler + 'static>(handler: H) {
         let (Ok(topic), Ok(group)) = (std::env::var("WORKER_TOPIC"), std::env::var("WORKER_GROUP"))
         else {
             panic!("a worker started by a kill test, not a test");
         };
-        consumer(&topic, &group, Duration::from_secs(3600))
-            .run(handler, std::future::pending())
+        let commit_interval = std::env::var("WORKER_COMMIT_INTERVAL_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(WORKER_COMMIT_INTERVAL, Duration::from_millis);
+        let mut terminated =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("SIGTERM handler");
+        consumer(&topic, &group, commit_interval)
+            .run(handler, async move {
+                terminated.recv().await;
+            })
             .await
             .expect("consumer runs");
     }
 
     pub fn kill(mut self) {
         self.stop();
+    }
+
+    /// Stops the worker as a supervisor does (SIGTERM) and waits for it to exit.
+    pub fn terminate(mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("a worker did not stop within 30 s of SIGTERM");
     }
 
     fn stop(&mut self) {

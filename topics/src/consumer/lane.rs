@@ -3,18 +3,19 @@
 //! [`Handler::batch_limit`]. The receiving loop never waits for a lane: it queues the message and
 //! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
 //! is per partition too: a lane holding [`PAUSE_AT`] messages (queued or being handled) has its
-//! partition paused at the broker until it is down to [`RESUME_AT`] (`pause.rs`, which also
-//! keeps the pause of an idle partition).
+//! partition paused at the broker until it is down to [`RESUME_AT`]. librdkafka keeps the
+//! position across a pause: a resumed partition fetches from the message after the last one
+//! received, so nothing is skipped or received twice.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::consumer::Consumer as _;
 use rdkafka::message::OwnedMessage;
+use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, watch};
 
-use super::pause::Pause;
 use super::{Consumer, Handler};
 use crate::Error;
 
@@ -35,27 +36,46 @@ struct Shared {
     partition: i32,
     generation: Arc<AtomicU64>,
     queued: AtomicUsize,
-    pause: Arc<Pause>,
+    /// Whether the partition is paused at the broker; its lock keeps a pause and a resume from
+    /// crossing.
+    paused: Mutex<bool>,
 }
 
 impl Shared {
     /// Pauses the partition at the broker when the lane reaches its pause mark (`pause`), or
-    /// lets it fetch again once the lane is down to its resume mark; counted under the
-    /// partition's pause lock, so the two never cross.
+    /// lets it fetch again once the lane is down to its resume mark; counted under the lock.
     fn set_paused(&self, pause: bool) {
-        let resumed = self
-            .pause
-            .update(&self.consumer, self.partition, |reasons| {
-                let queued = self.queued.load(Ordering::SeqCst);
-                reasons.backlog = if pause {
-                    reasons.backlog || queued >= PAUSE_AT
-                } else {
-                    reasons.backlog && queued > RESUME_AT
-                };
-            });
-        if resumed {
-            // A backlog was left behind at the broker: fetch it now.
-            self.consumer.resumed.note(self.partition);
+        let mut paused = self.paused.lock().unwrap_or_else(PoisonError::into_inner);
+        let queued = self.queued.load(Ordering::SeqCst);
+        let wanted = if pause {
+            *paused || queued >= PAUSE_AT
+        } else {
+            *paused && queued > RESUME_AT
+        };
+        if *paused == wanted {
+            return;
+        }
+        let consumer = &self.consumer;
+        let mut partitions = TopicPartitionList::new();
+        if partitions
+            .add_partition_offset(&consumer.topic, self.partition, Offset::Invalid)
+            .is_err()
+        {
+            return;
+        }
+        let result = if wanted {
+            consumer.inner.pause(&partitions)
+        } else {
+            consumer.inner.resume(&partitions)
+        };
+        match result {
+            Ok(()) => *paused = wanted,
+            Err(error) => tracing::warn!(
+                topic = %consumer.topic,
+                partition = self.partition,
+                %error,
+                "pause or resume failed"
+            ),
         }
     }
 }
@@ -102,7 +122,7 @@ pub(super) fn start<H: Handler + 'static>(
         partition,
         generation: consumer.inner.context().generation(partition),
         queued: AtomicUsize::new(0),
-        pause: consumer.pauses.of(partition),
+        paused: Mutex::new(false),
     });
     let (sender, queue) = mpsc::unbounded_channel();
     let lane = Lane {
