@@ -4,7 +4,8 @@
 //! of being applied twice, and the `audit` rows of the effect; follow-up events go through the `outbox` in the same transaction and
 //! are relayed to Kafka by the `outbox` relay. `partitions` keeps the invocation history's
 //! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry. The `cli`
-//! runs the worker (`serve`) or `seed_history`, which writes a realistic invocation history.
+//! runs the worker (`serve`, the `pipeline` binary) or `seed_history` (the `seed-history`
+//! binary), which writes a realistic invocation history.
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery and the installs stage, run against the real broker and database.
@@ -29,7 +30,7 @@ mod stage;
 mod stages;
 mod workers;
 
-pub use cli::main;
+pub use cli::{main, seed_history_main};
 pub use error::Error;
 pub use replies::Replies;
 pub use stage::{Stage, StageHandler};
