@@ -56,6 +56,10 @@ export const options = {
     'http_req_duration{scenario:install}': ['max>=0'],
     'http_req_duration{scenario:reads}': ['max>=0'],
     'checks{scenario:install}': ['rate>=0'],
+    // Answers by status, for the fault runs (loadtests/broker-loss/run: 503 while the broker is away).
+    'http_reqs{scenario:install,status:200}': ['count>=0'],
+    'http_reqs{scenario:install,status:503}': ['count>=0'],
+    'http_reqs{scenario:install,status:504}': ['count>=0'],
     'checks{scenario:reads}': ['rate>=0'],
   },
 };

@@ -149,3 +149,49 @@ top = sorted(((v, k) for k, v in used.items() if v >= 1), reverse=True)
 print(', '.join(f'{k} {v:.0f}%' for v, k in top))
 PY
 }
+
+# Sets TOKENS (comma separated, one admin per tenant) and INSTALL_VERSION_ID: `$1` new tenants,
+# each with vendor-app's secret stored and installed through the API at API_URL, as
+# loadtests/install.js expects them.
+setup_install_tenants() {
+  local count="$1" i tenant token
+  INSTALL_VERSION_ID="$(psql -At "$DATABASE_URL" -c "SELECT id FROM app_versions WHERE tenant_id IS NULL
+    AND name = 'vendor-app' AND status = 'published' ORDER BY published_at DESC LIMIT 1")"
+  [[ -n "$INSTALL_VERSION_ID" ]] || { echo "no published vendor-app in the catalogue" >&2; exit 1; }
+  TOKENS=""
+  for i in $(seq 1 "$count"); do
+    tenant="$(python3 -c 'import uuid; print(uuid.uuid4())')"
+    token="$("$root/target/release/ingress" mint-token --tenant "$tenant" --sub "bench-admin-$i" \
+      --name "Bench admin $i" --role admin --ttl 7200)"
+    TOKENS="${TOKENS:+$TOKENS,}$token"
+    curl -fsS -o /dev/null -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
+      -d '{"value":"bench-secret-value"}' "$API_URL/apps/vendor-app/secrets/API_KEY"
+    curl -fsS -o /dev/null -X PUT -H "authorization: Bearer $token" -H 'content-type: application/json' \
+      -d "{\"versionId\":\"$INSTALL_VERSION_ID\",\"config\":{\"baseUrl\":\"https://api.example-kyc.test\"}}" \
+      "$API_URL/apps/vendor-app/install"
+  done
+}
+
+# One line of what k6's summary export `$1` says of loadtests/install.js's installs: requests,
+# answers other than 200, p50, p99 and the longest answer.
+install_summary() {
+  python3 - "$1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["metrics"]
+d = m.get("http_req_duration{scenario:install}", {})
+c = m.get("checks{scenario:install}", {})
+total = c.get("passes", 0) + c.get("fails", 0)
+print(f"installs {total}, not 200: {c.get('fails', 0)}, p50 {d.get('med', float('nan')):.1f} ms, "
+      f"p99 {d.get('p(99)', float('nan')):.1f} ms, longest {d.get('max', float('nan')):.0f} ms")
+PY
+}
+
+# What the write path did with installs since `$1` (a Postgres timestamp): commands applied, and
+# commands whose effect was recorded twice (an audit action written twice for one command).
+install_effects() {
+  psql -At -F ' ' "$DATABASE_URL" <<SQL
+SELECT 'applied ' || (SELECT count(*) FROM inbox WHERE stage = 'installs' AND processed_at >= '$1')
+  || ', applied twice ' || (SELECT count(*) FROM (SELECT command_id, action FROM audit_events
+      WHERE occurred_at >= '$1' AND command_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) t);
+SQL
+}

@@ -228,8 +228,12 @@ impl Consumer {
             .set("partition.assignment.strategy", "cooperative-sticky")
             .set("heartbeat.interval.ms", "1000")
             // A consumer that dies (a killed worker) keeps its partitions until its session
-            // times out: 10 s instead of librdkafka's 45 s, so another worker takes over sooner.
-            .set("session.timeout.ms", "10000")
+            // times out, and after the broker itself was away longer than a session, the group
+            // waits that long for the members it remembers before it rebalances: 6 s (the
+            // least brokers allow by default, `group.min.session.timeout.ms`) instead of
+            // librdkafka's 45 s, so another worker takes over, or consumption resumes, sooner
+            // (10 s made it 10.3 s after a broker's return: BENCHMARKS.md, "Broker loss").
+            .set("session.timeout.ms", "6000")
             .create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.cluster, &format!("{}-dlq", options.client_id))?;
@@ -266,9 +270,12 @@ impl Consumer {
             };
             let message = match message {
                 Ok(message) => message,
+                // What librdkafka reports here (a broker unreachable, all of them down) it
+                // recovers from by itself, and it queued one report a second while it lasted:
+                // waiting after each would keep the consumer reading stale reports long after
+                // the broker is back (a 20 s outage cost 10 s more at 500 ms each).
                 Err(error) => {
-                    tracing::warn!(topic = %consumer.topic, %error, "consume failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    tracing::warn!(topic = %consumer.topic, %error, "consume reported an error");
                     continue;
                 }
             };

@@ -7,6 +7,7 @@
 mod access_log;
 mod apps;
 mod auth;
+mod broker_loss;
 mod definitions;
 mod documents;
 mod envelope;
