@@ -3,12 +3,10 @@
 //! The pipeline's integration tests, one binary, against the real broker, Postgres and Redis of
 //! the stack (`./stack up`).
 
-mod batches;
 mod callback_burst;
 mod dead_letters;
 mod group_churn;
 mod install_burst;
-mod lanes;
 mod partitions;
 mod redelivery;
 mod support;
