@@ -17,10 +17,9 @@ use crate::health::{Health, serve_health};
 use crate::history_changes::HistoryChanges;
 use crate::outbox::Relay;
 use crate::replies::Replies;
-use crate::stage::{Stage, StageHandler};
-use crate::stages::callbacks::CallbacksHandler;
+use crate::stages::callbacks::CallbacksStage;
 use crate::stages::circuits::CircuitsStage;
-use crate::stages::runs::{Calls, RunsHandler, timers};
+use crate::stages::runs::{Calls, RunsStage, timers};
 use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
     installs::InstallsStage,
@@ -70,65 +69,23 @@ async fn run(config: Config, process: Process) -> RunResult {
         .await?;
     let (history, history_publisher) = HistoryChanges::start(connection.clone(), stop.clone());
     let replies = Replies::new(connection);
-    let apps = tokio::spawn(stages::consume(
-        AppsStage,
-        config.kafka.clone(),
-        pool.clone(),
-        replies.clone(),
-        workers.register(topics::catalogue::APPS.name),
-        stop.clone(),
-    ));
-    let installs = tokio::spawn(stages::consume(
-        InstallsStage,
-        config.kafka.clone(),
-        pool.clone(),
-        replies.clone(),
-        workers.register(topics::catalogue::INSTALLS.name),
-        stop.clone(),
-    ));
-    let definitions = tokio::spawn(stages::consume(
-        DefinitionsStage,
-        config.kafka.clone(),
-        pool.clone(),
-        replies.clone(),
-        workers.register(topics::catalogue::DEFINITIONS.name),
-        stop.clone(),
-    ));
-    let documents = tokio::spawn(stages::consume(
-        DocumentsStage,
-        config.kafka.clone(),
-        pool.clone(),
-        replies.clone(),
-        workers.register(topics::catalogue::DOCUMENTS.name),
-        stop.clone(),
-    ));
-    let runs = tokio::spawn(stages::consume_with(
-        RunsHandler::new(
-            calls(&config, pool.clone(), history)?,
-            Some(replies.clone()),
-        ),
-        "runs",
-        topics::catalogue::RUNS,
-        config.kafka.clone(),
-        workers.register(topics::catalogue::RUNS.name),
-        stop.clone(),
-    ));
-    let circuits = tokio::spawn(stages::consume_with(
-        StageHandler::new(CircuitsStage, pool.clone(), None),
-        CircuitsStage::NAME,
-        topics::catalogue::CIRCUITS,
-        config.kafka.clone(),
-        workers.register(topics::catalogue::CIRCUITS.name),
-        stop.clone(),
-    ));
-    let callbacks = tokio::spawn(stages::consume_with(
-        CallbacksHandler::new(pool.clone()),
-        stages::callbacks::NAME,
-        topics::catalogue::CALLBACKS,
-        config.kafka.clone(),
-        workers.register(topics::catalogue::CALLBACKS.name),
-        stop.clone(),
-    ));
+    let consuming = stages::Consuming {
+        cluster: config.kafka.clone(),
+        pool: pool.clone(),
+        workers: workers.clone(),
+        stop: stop.clone(),
+    };
+    let calls = calls(&config, pool.clone(), history)?;
+    let stages = [
+        consuming.spawn(AppsStage, Some(replies.clone())),
+        consuming.spawn(InstallsStage, Some(replies.clone())),
+        consuming.spawn(DefinitionsStage, Some(replies.clone())),
+        consuming.spawn(DocumentsStage, Some(replies.clone())),
+        consuming.spawn(RunsStage::new(calls), Some(replies.clone())),
+        // No route waits on what these apply.
+        consuming.spawn(CircuitsStage, None),
+        consuming.spawn(CallbacksStage, None),
+    ];
     let run_timers = tokio::spawn(timers::relay(
         pool.clone(),
         producer.clone(),
@@ -155,13 +112,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         minutes,
         active,
         counts,
-        apps,
-        installs,
-        definitions,
-        documents,
-        runs,
-        circuits,
-        callbacks,
+        futures::future::join_all(stages),
         run_timers,
         history_publisher
     );

@@ -1,6 +1,12 @@
-//! A stage applies the commands of one topic. [`StageHandler`] adapts a [`Stage`] to the consumer
-//! loop: decode, skip what the inbox already holds, apply and record in one transaction, commit,
-//! then publish the outcome.
+//! One shape for every stage. A [`Stage`] applies the commands (or events) of one topic, a batch
+//! of consecutive ones at a time (one message is a batch of one), inside a transaction it is
+//! handed; then, once that transaction committed, it may do what must not happen inside one
+//! ([`Stage::after_commit`]: the runs stage calls the runner there). [`StageHandler`] runs any
+//! stage on the consumer loop: decode the batch, take each command's inbox row (a command
+//! answered before is answered from there instead of applied again), apply the rest, record their
+//! outcomes, commit, publish each reply, then the after-commit step.
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Postgres, Transaction};
@@ -17,8 +23,17 @@ use crate::replies::Replies;
 pub trait Stage: Send + Sync + 'static {
     /// The commands it applies.
     type Body: Message;
+    /// What applying a command leaves for [`Stage::after_commit`] (`()` when nothing).
+    type Then: Send + 'static;
     /// Its name in the inbox, logs and consumer group.
     const NAME: &'static str;
+    /// Up to how many queued commands of a partition apply in one transaction (a group
+    /// commit); 1 applies each alone.
+    const BATCH_LIMIT: usize = 1;
+    /// Whether each command gets an inbox row and a reply: commands a route waits on. A stage
+    /// whose events are recorded by rows of their own, which a route does not wait for, says
+    /// no (its redeliveries are its own to recognise).
+    const INBOX: bool = true;
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
     /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
@@ -28,7 +43,58 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Self::Body>,
-    ) -> Result<Outcome, Error>;
+    ) -> Result<Applied<Self::Then>, Error>;
+
+    /// Applies consecutive commands of one partition inside `tx`, in order, answering what each
+    /// came to. Each alone by default; a stage that gains from seeing the batch (locking every
+    /// row it touches first) applies it its own way.
+    async fn apply_batch(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        commands: &[&Decoded<Self::Body>],
+    ) -> Result<Vec<Applied<Self::Then>>, Error> {
+        let mut applied = Vec::with_capacity(commands.len());
+        for command in commands {
+            let one = self
+                .apply(tx, &command.envelope)
+                .instrument(command.span.clone())
+                .await?;
+            applied.push(one);
+        }
+        Ok(applied)
+    }
+
+    /// After the commit and the replies: `then` is what applying `command` left, `None` when
+    /// it was applied before (answered from the inbox, a redelivery): the step runs again then,
+    /// so it reads what is stored rather than trusting it ran. A failure retries the command.
+    async fn after_commit(
+        &self,
+        _command: &Envelope<Self::Body>,
+        _then: Option<Self::Then>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// What applying one command came to: its outcome (the reply), and what it leaves for
+/// [`Stage::after_commit`].
+#[derive(Debug)]
+pub struct Applied<T> {
+    pub outcome: Outcome,
+    pub then: T,
+}
+
+impl From<Outcome> for Applied<()> {
+    fn from(outcome: Outcome) -> Self {
+        Applied { outcome, then: () }
+    }
+}
+
+/// A command as the stage gets it: decoded, with the span its application runs in.
+#[derive(Debug)]
+pub struct Decoded<B> {
+    pub envelope: Envelope<B>,
+    pub span: Span,
 }
 
 /// The tenant a tenant's command (or event) names; one without is malformed, so poison.
@@ -61,7 +127,15 @@ pub(crate) fn apply_span<B>(name: &'static str, message: &Envelope<B>, attempt: 
     span
 }
 
-/// A stage bound to its database and reply channel.
+/// What became of one command of a batch.
+struct Done<T> {
+    /// Its reply (none for a stage without an inbox).
+    reply: Option<Reply>,
+    /// What applying it left, `None` when it was answered from the inbox.
+    then: Option<T>,
+}
+
+/// A stage bound to its database and reply channel: the consumer loop's handler of its topic.
 pub struct StageHandler<S> {
     stage: S,
     pool: PgPool,
@@ -92,18 +166,77 @@ impl<S: Stage> StageHandler<S> {
         }
     }
 
-    /// Applies the command once; answers its reply, fresh or from the inbox.
-    async fn apply_once(&self, command: &Envelope<S::Body>) -> Result<Reply, Error> {
+    fn decode(delivery: &Delivery<'_>) -> Result<Decoded<S::Body>, HandleError> {
+        let envelope = Envelope::<S::Body>::decode(delivery.payload)
+            .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
+        let span = apply_span(S::NAME, &envelope, delivery.attempt);
+        Ok(Decoded { envelope, span })
+    }
+
+    /// Applies the batch once, in one transaction: each command answered before is answered
+    /// from the inbox, the others applied and their outcomes recorded.
+    async fn apply_once(&self, batch: &[Decoded<S::Body>]) -> Result<Vec<Done<S::Then>>, Error> {
         let mut tx = self.pool.begin().await?;
-        if let Some(reply) = inbox::take(&mut tx, Self::entry(command)).await? {
-            tracing::info!(command_id = %command.id, "already answered; replying from the inbox");
-            tx.rollback().await?;
-            return Ok(reply);
+        let mut done: Vec<Option<Done<S::Then>>> = batch.iter().map(|_| None).collect();
+        let mut fresh = Vec::new();
+        // A command twice in one batch (a producer's retry) is applied once.
+        let mut first_of: HashMap<Uuid, usize> = HashMap::new();
+        let mut repeats = Vec::new();
+        for (i, command) in batch.iter().enumerate() {
+            if let Some(first) = first_of.get(&command.envelope.id) {
+                repeats.push((i, *first));
+                continue;
+            }
+            first_of.insert(command.envelope.id, i);
+            let stored = if S::INBOX {
+                inbox::take(&mut tx, Self::entry(&command.envelope))
+                    .instrument(command.span.clone())
+                    .await?
+            } else {
+                None
+            };
+            match stored {
+                Some(reply) => {
+                    tracing::info!(command_id = %command.envelope.id, "already answered; replying from the inbox");
+                    done[i] = Some(Done {
+                        reply: Some(reply),
+                        then: None,
+                    });
+                }
+                None => fresh.push(i),
+            }
         }
-        let outcome = self.stage.apply(&mut tx, command).await?;
-        inbox::applied(&mut tx, command.id, &outcome).await?;
-        tx.commit().await?;
-        Ok(Reply::Applied { outcome })
+        if fresh.is_empty() {
+            tx.rollback().await?;
+        } else {
+            let commands: Vec<&Decoded<S::Body>> = fresh.iter().map(|&i| &batch[i]).collect();
+            let applied = self.stage.apply_batch(&mut tx, &commands).await?;
+            if applied.len() != fresh.len() {
+                return Err(Error::Invalid(format!(
+                    "the {} stage answered {} outcomes for {} commands",
+                    S::NAME,
+                    applied.len(),
+                    fresh.len()
+                )));
+            }
+            for (i, applied) in fresh.into_iter().zip(applied) {
+                if S::INBOX {
+                    inbox::applied(&mut tx, batch[i].envelope.id, &applied.outcome).await?;
+                }
+                done[i] = Some(Done {
+                    reply: S::INBOX.then_some(Reply::Applied {
+                        outcome: applied.outcome,
+                    }),
+                    then: Some(applied.then),
+                });
+            }
+            tx.commit().await?;
+        }
+        for (i, first) in repeats {
+            let reply = done[first].as_ref().and_then(|d| d.reply.clone());
+            done[i] = Some(Done { reply, then: None });
+        }
+        Ok(done.into_iter().flatten().collect())
     }
 
     async fn publish(&self, command_id: Uuid, reply: &Reply) {
@@ -116,26 +249,60 @@ impl<S: Stage> StageHandler<S> {
 #[async_trait]
 impl<S: Stage> Handler for StageHandler<S> {
     async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
-        let command = Envelope::<S::Body>::decode(delivery.payload)
-            .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let span = apply_span(S::NAME, &command, delivery.attempt);
-        let reply = self
-            .apply_once(&command)
-            .instrument(span)
-            .await
-            .map_err(Error::into_handle_error)?;
-        self.publish(command.id, &reply).await;
+        self.handle_batch(std::slice::from_ref(delivery)).await
+    }
+
+    fn batch_limit(&self) -> usize {
+        S::BATCH_LIMIT
+    }
+
+    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
+        let batch = deliveries
+            .iter()
+            .map(Self::decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        let applying = match batch.as_slice() {
+            [one] => self.apply_once(&batch).instrument(one.span.clone()).await,
+            _ => {
+                let span =
+                    tracing::info_span!("stage.batch", stage = S::NAME, commands = batch.len());
+                self.apply_once(&batch).instrument(span).await
+            }
+        };
+        let done = applying.map_err(Error::into_handle_error)?;
+        for (command, done) in batch.iter().zip(done) {
+            if let Some(reply) = &done.reply {
+                self.publish(command.envelope.id, reply).await;
+            }
+            self.stage
+                .after_commit(&command.envelope, done.then)
+                .instrument(command.span.clone())
+                .await
+                .map_err(Error::into_handle_error)?;
+        }
         Ok(())
     }
 
     /// A dead-lettered command's reply is recorded in the inbox (so a redelivery and a waiter
     /// that missed the message find it) and published. A message that does not decode has no
-    /// tenant to record it under; its reply is only published, to the id in its headers.
+    /// tenant to record it under; its reply is only published, to the id in its headers. A
+    /// stage without an inbox answers nobody: the message stays on the dead-letter topic for
+    /// an operator.
     async fn dead_lettered(
         &self,
         delivery: &Delivery<'_>,
         reason: &str,
     ) -> Result<(), HandleError> {
+        if !S::INBOX {
+            tracing::error!(
+                stage = S::NAME,
+                partition = delivery.partition,
+                offset = delivery.offset,
+                reason,
+                "a message was dead-lettered"
+            );
+            return Ok(());
+        }
         match Envelope::<S::Body>::decode(delivery.payload) {
             Ok(command) => {
                 let reply = inbox::dead_lettered(&self.pool, Self::entry(&command), reason)

@@ -14,26 +14,24 @@
 //!   recorded as `stale` and changes nothing.
 //!
 //! A batch that fails is applied again one event at a time by the consumer, so an event that
-//! can never apply is dead-lettered alone. The message needs no inbox row and no reply: the
-//! event's own row is the record of it having been applied, and the webhook route answered once
-//! the event was on the log.
+//! can never apply is dead-lettered alone. The stage keeps no inbox row and sends no reply
+//! ([`Stage::INBOX`]): the event's own row is the record of it having been applied, and the
+//! webhook route answered once the event was on the log. `svc.app.callback.wait` is observed
+//! after the commit ([`Stage::after_commit`]).
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{Postgres, Transaction};
 use topics::callbacks::Event;
-use topics::{Delivery, Envelope, HandleError, Handler};
-use tracing::{Instrument, Span};
+use topics::{Envelope, Outcome};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
-use crate::stage::apply_span;
-
-/// The stage's name: its consumer group and logs.
-pub(crate) const NAME: &str = "callbacks";
+use crate::stage::{Applied, Decoded, Stage};
 
 /// Most events applied in one transaction: a lane's pause mark, so a backlog drains in full
 /// batches; a full batch holds its sessions' locks for a few hundred statements (tens of
@@ -42,60 +40,72 @@ pub(crate) const NAME: &str = "callbacks";
 const BATCH_LIMIT: usize = 64;
 
 /// Applies [`Event`]s of the `callbacks.events` topic.
-#[derive(Debug, Clone)]
-pub struct CallbacksHandler {
-    pool: PgPool,
-}
-
-impl CallbacksHandler {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
-    }
-}
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallbacksStage;
 
 #[async_trait]
-impl Handler for CallbacksHandler {
-    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
-        self.handle_batch(std::slice::from_ref(delivery)).await
-    }
+impl Stage for CallbacksStage {
+    type Body = Event;
+    /// The wait of the session the event settled, if it settled one.
+    type Then = Option<Waited>;
+    const NAME: &'static str = "callbacks";
+    const BATCH_LIMIT: usize = BATCH_LIMIT;
+    const INBOX: bool = false;
 
-    fn batch_limit(&self) -> usize {
-        BATCH_LIMIT
-    }
-
-    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
-        let events = deliveries
-            .iter()
-            .map(|delivery| {
-                let event = Envelope::<Event>::decode(delivery.payload)
-                    .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-                let span = apply_span(NAME, &event, delivery.attempt);
-                span.record("svc.app.name", event.body.app_name.as_str());
-                Ok((event, span))
-            })
-            .collect::<Result<Vec<_>, HandleError>>()?;
-        let batch = tracing::info_span!("stage.batch", stage = NAME, events = events.len());
-        apply_all(&self.pool, &events)
-            .instrument(batch)
-            .await
-            .map_err(Error::into_handle_error)
-    }
-
-    /// A dead-lettered event was answered 2xx and never recorded: an operator's matter, with
-    /// the message kept on the dead-letter topic.
-    async fn dead_lettered(
+    async fn apply(
         &self,
-        delivery: &Delivery<'_>,
-        reason: &str,
-    ) -> Result<(), HandleError> {
-        tracing::error!(
-            partition = delivery.partition,
-            offset = delivery.offset,
-            reason,
-            "a webhook event was dead-lettered"
-        );
+        tx: &mut Transaction<'_, Postgres>,
+        event: &Envelope<Event>,
+    ) -> Result<Applied<Self::Then>, Error> {
+        tracing::Span::current().record("svc.app.name", event.body.app_name.as_str());
+        let mut sessions = lock_sessions(tx, [event]).await?;
+        applied(apply(tx, &mut sessions, event).await?)
+    }
+
+    /// The batch's sessions are locked first, in id order, then each event applied in turn.
+    async fn apply_batch(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        events: &[&Decoded<Event>],
+    ) -> Result<Vec<Applied<Self::Then>>, Error> {
+        let mut sessions = lock_sessions(tx, events.iter().map(|e| &e.envelope)).await?;
+        let mut done = Vec::with_capacity(events.len());
+        for event in events {
+            event
+                .span
+                .record("svc.app.name", event.envelope.body.app_name.as_str());
+            let waited = apply(tx, &mut sessions, &event.envelope)
+                .instrument(event.span.clone())
+                .await?;
+            done.push(applied(waited)?);
+        }
+        Ok(done)
+    }
+
+    async fn after_commit(
+        &self,
+        _event: &Envelope<Event>,
+        then: Option<Self::Then>,
+    ) -> Result<(), Error> {
+        if let Some(Some(waited)) = then {
+            observe_wait(
+                waited.tenant,
+                &waited.app,
+                &waited.action,
+                waited.result,
+                waited.seconds,
+            );
+        }
         Ok(())
     }
+}
+
+/// An event applied: nobody waits for a reply, so its outcome says only that.
+fn applied(waited: Option<Waited>) -> Result<Applied<Option<Waited>>, Error> {
+    Ok(Applied {
+        outcome: Outcome::done(serde_json::Value::Null),
+        then: waited,
+    })
 }
 
 /// The session an event names, as settling reads it.
@@ -138,7 +148,8 @@ impl Recorded {
 }
 
 /// A session settled by an event, for `svc.app.callback.wait` once the transaction committed.
-struct Waited {
+#[derive(Debug)]
+pub struct Waited {
     tenant: Uuid,
     app: String,
     action: String,
@@ -146,38 +157,14 @@ struct Waited {
     seconds: f64,
 }
 
-/// Applies `events` (each with its span) in order, in one transaction.
-async fn apply_all(pool: &PgPool, events: &[(Envelope<Event>, Span)]) -> Result<(), Error> {
-    let mut tx = pool.begin().await?;
-    let mut sessions = lock_sessions(&mut tx, events).await?;
-    let mut waits = Vec::new();
-    for (event, span) in events {
-        let waited = apply(&mut tx, &mut sessions, event)
-            .instrument(span.clone())
-            .await?;
-        waits.extend(waited);
-    }
-    tx.commit().await?;
-    for waited in waits {
-        observe_wait(
-            waited.tenant,
-            &waited.app,
-            &waited.action,
-            waited.result,
-            waited.seconds,
-        );
-    }
-    Ok(())
-}
-
 /// The sessions `events` name, locked in id order. Every writer that locks several sessions at
 /// once (another batch, a forced uninstall, a cancel) locks them in id order too, so two of them
 /// wait for each other rather than deadlock.
-async fn lock_sessions(
+async fn lock_sessions<'a>(
     tx: &mut Transaction<'_, Postgres>,
-    events: &[(Envelope<Event>, Span)],
+    events: impl IntoIterator<Item = &'a Envelope<Event>>,
 ) -> Result<HashMap<Uuid, Session>, Error> {
-    let mut ids: Vec<Uuid> = events.iter().map(|(e, _)| e.body.session_id).collect();
+    let mut ids: Vec<Uuid> = events.into_iter().map(|e| e.body.session_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let sessions: Vec<Session> = sqlx::query_as(

@@ -15,7 +15,7 @@ use topics::{Envelope, Outcome, Principal};
 use crate::Error;
 use crate::audit::{self, AuditEvent};
 use crate::outbox;
-use crate::stage::{Stage, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
 /// Counted failures in a row that open a circuit.
 const FAILURES_TO_OPEN: i32 = 5;
@@ -27,9 +27,21 @@ pub(crate) struct CircuitsStage;
 #[async_trait]
 impl Stage for CircuitsStage {
     type Body = Event;
+    type Then = ();
     const NAME: &'static str = "circuits";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        event: &Envelope<Event>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, event).await.map(Applied::from)
+    }
+}
+
+impl CircuitsStage {
+    /// What applying `event` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,

@@ -11,7 +11,7 @@ use topics::{Envelope, Outcome};
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
-use crate::stage::{Stage, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
 /// Applies [`Command`]s of the `documents.commands` topic.
 #[derive(Debug, Default)]
@@ -20,9 +20,21 @@ pub(crate) struct DocumentsStage;
 #[async_trait]
 impl Stage for DocumentsStage {
     type Body = Command;
+    type Then = ();
     const NAME: &'static str = "documents";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, command).await.map(Applied::from)
+    }
+}
+
+impl DocumentsStage {
+    /// What applying `command` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,

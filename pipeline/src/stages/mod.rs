@@ -4,7 +4,7 @@
 //! publishing), [`runs`] (workflow runs and their app calls), [`callbacks`] (vendor webhook
 //! events settling the runs' callback sessions), [`circuits`] (each app's circuit, moved by its
 //! calls' outcomes) and [`documents`] (a subject's documents).
-//! [`consume`] runs one stage's consumer, reporting its state on `/healthz`.
+//! [`Consuming`] runs each stage's consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
 pub(crate) mod callbacks;
@@ -17,30 +17,46 @@ pub(crate) mod runs;
 use std::time::Duration;
 
 use sqlx::PgPool;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use topics::catalogue::Topic;
 use topics::{Cluster, Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
-use crate::workers::{Worker, WorkerState};
+use crate::workers::{Worker, WorkerState, Workers};
 
-/// Consumes `S`'s topic until `stop`, retrying the consumer's creation while the broker is away.
-pub(crate) async fn consume<S: Stage>(
-    stage: S,
-    cluster: Cluster,
-    pool: PgPool,
-    replies: Replies,
-    worker: Worker,
-    stop: CancellationToken,
-) {
-    let handler = StageHandler::new(stage, pool, Some(replies));
-    let topic = <S::Body as Message>::TOPIC;
-    consume_with(handler, S::NAME, topic, cluster, worker, stop).await;
+/// What every stage's consumer shares: the cluster, the database, the `/healthz` registry and
+/// the stop signal.
+#[derive(Debug, Clone)]
+pub(crate) struct Consuming {
+    pub(crate) cluster: Cluster,
+    pub(crate) pool: PgPool,
+    pub(crate) workers: Workers,
+    pub(crate) stop: CancellationToken,
 }
 
-/// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`.
-pub(crate) async fn consume_with(
+impl Consuming {
+    /// Consumes `S`'s topic as the stage's consumer group until the stop (replies published on
+    /// `replies` when given).
+    pub(crate) fn spawn<S: Stage>(&self, stage: S, replies: Option<Replies>) -> JoinHandle<()> {
+        let topic = <S::Body as Message>::TOPIC;
+        let handler = StageHandler::new(stage, self.pool.clone(), replies);
+        let worker = self.workers.register(topic.name);
+        tokio::spawn(consume(
+            handler,
+            S::NAME,
+            topic,
+            self.cluster.clone(),
+            worker,
+            self.stop.clone(),
+        ))
+    }
+}
+
+/// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`, retrying
+/// the consumer's creation while the broker is away.
+async fn consume(
     handler: impl Handler + 'static,
     name: &'static str,
     topic: Topic,

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use pipeline::CallbacksHandler;
+use pipeline::{CallbacksStage, StageHandler};
 use serde_json::json;
 use sqlx::PgPool;
 use topics::callbacks::{Event, EventStatus};
@@ -25,7 +25,7 @@ const APP: &str = "burst-vendor";
 #[tokio::test]
 #[ignore = "started as a child process by the callback burst test"]
 async fn callback_worker_process() {
-    WorkerProcess::serve(CallbacksHandler::new(database().await)).await;
+    WorkerProcess::serve(StageHandler::new(CallbacksStage, database().await, None)).await;
 }
 
 fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
@@ -185,7 +185,7 @@ async fn one_partitions_events_apply_in_order_and_a_bad_one_alone_is_dead_letter
     let group = format!("callback-batch-{}", Uuid::new_v4().simple());
     let stop = tokio_util::sync::CancellationToken::new();
     let running = tokio::spawn(consumer(&topic, &group, Duration::from_millis(200)).run(
-        CallbacksHandler::new(pool.clone()),
+        StageHandler::new(CallbacksStage, pool.clone(), None),
         stop.clone().cancelled_owned(),
     ));
     wait_for_recorded(&pool, tenant, 5).await;

@@ -1,7 +1,8 @@
 //! A redelivered command is applied once: against the real broker and Postgres, a worker is
 //! killed (SIGKILL) after committing a command's effect but before its offset is committed; the
 //! next worker of the group gets the command again and the inbox answers it from the stored
-//! reply. The workers are this test binary re-run as child processes.
+//! reply. The workers are this test binary re-run as child processes. A command twice on the
+//! log, one after the other or in one batch, is applied once too.
 
 use std::time::Duration;
 
@@ -9,9 +10,12 @@ use serde_json::json;
 use topics::{Outcome, Reply};
 use uuid::Uuid;
 
+use pipeline::StageHandler;
+
 use crate::support::{
-    Counting, Probe, ReplyListener, WorkerProcess, command, consumer, count, database,
-    dead_lettered, fresh_topic, inbox_row, produce, produce_raw, stage_handler, wait_for,
+    BatchingProbeStage, Counting, Probe, ReplyListener, WorkerProcess, command, consumer, count,
+    database, dead_lettered, fresh_topic, inbox_row, produce, produce_raw, replies, stage_handler,
+    wait_for,
 };
 
 /// Runs as a child process of the redelivery tests: the probe stage, counting deliveries,
@@ -139,4 +143,61 @@ async fn an_undecodable_message_is_dead_lettered_its_sender_told_and_the_partiti
         dead_lettered(&poison_id.to_string()).await,
         "the poison message is on the dead-letter topic"
     );
+}
+
+#[tokio::test]
+async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
+    let pool = database().await;
+    let topic = fresh_topic().await;
+    let twice = command(Probe::Add { value: 5 });
+    let replied = ReplyListener::subscribe(twice.id).await;
+    let mut others = Vec::new();
+    produce(&topic, &twice).await;
+    for value in 0..5 {
+        let other = command(Probe::Add { value });
+        produce(&topic, &other).await;
+        others.push(other.id);
+    }
+    produce(&topic, &twice).await;
+
+    // Everything is on the log before the consumer starts: its first fetch queues it all, and
+    // the stage takes it as one batch.
+    let group = format!("batch-duplicates-{}", Uuid::new_v4().simple());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let handler = Counting(
+        StageHandler::new(
+            BatchingProbeStage::default(),
+            pool.clone(),
+            Some(replies().await),
+        ),
+        pool.clone(),
+    );
+    let running = tokio::spawn(
+        consumer(&topic, &group, Duration::from_millis(200))
+            .run(handler, stop.clone().cancelled_owned()),
+    );
+    for id in &others {
+        wait_for(&pool, "effects", *id, 1, Duration::from_secs(90)).await;
+    }
+    wait_for(&pool, "effects", twice.id, 1, Duration::from_secs(90)).await;
+    assert_eq!(
+        replied.reply(Duration::from_secs(30)).await,
+        Reply::Applied {
+            outcome: Outcome::done(json!({ "applied": 5 }))
+        }
+    );
+    stop.cancel();
+    running
+        .await
+        .expect("join")
+        .expect("consumer stops cleanly");
+    assert_eq!(count(&pool, "effects", twice.id).await, 1, "applied once");
+    assert_eq!(
+        count(&pool, "deliveries", twice.id).await,
+        2,
+        "both copies handled in their batch: it was not split"
+    );
+    for id in &others {
+        assert_eq!(count(&pool, "effects", *id).await, 1);
+    }
 }

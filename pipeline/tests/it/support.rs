@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use pipeline::{Error, Replies, Stage, StageHandler};
+use pipeline::{Applied, Error, Replies, Stage, StageHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 pub use service::testing::stack;
@@ -55,13 +55,14 @@ pub struct ProbeStage {
 #[async_trait]
 impl Stage for ProbeStage {
     type Body = Probe;
+    type Then = ();
     const NAME: &'static str = "test-probe";
 
     async fn apply(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Probe>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Applied<()>, Error> {
         let value = match command.body {
             Probe::Add { value } => value,
             Probe::Slow => {
@@ -97,16 +98,15 @@ impl Stage for ProbeStage {
             .bind(value)
             .execute(&mut **tx)
             .await?;
-        Ok(Outcome::done(json!({ "applied": value })))
+        Ok(Outcome::done(json!({ "applied": value })).into())
     }
 }
 
 /// Counts every delivery, outside the stage's transaction, so a test sees redeliveries.
 pub struct Counting<H>(pub H, pub PgPool);
 
-#[async_trait]
-impl<H: Handler> Handler for Counting<H> {
-    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+impl<H: Handler> Counting<H> {
+    async fn count(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
         let id = delivery
             .header("id")
             .and_then(|v| std::str::from_utf8(v).ok())
@@ -116,7 +116,26 @@ impl<H: Handler> Handler for Counting<H> {
             .execute(&self.1)
             .await
             .map_err(|e| HandleError::Unavailable(e.to_string()))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl<H: Handler> Handler for Counting<H> {
+    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+        self.count(delivery).await?;
         self.0.handle(delivery).await
+    }
+
+    fn batch_limit(&self) -> usize {
+        self.0.batch_limit()
+    }
+
+    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
+        for delivery in deliveries {
+            self.count(delivery).await?;
+        }
+        self.0.handle_batch(deliveries).await
     }
 
     async fn dead_lettered(
@@ -443,5 +462,25 @@ impl WorkerProcess {
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The probe stage applying up to 16 queued commands in one transaction.
+#[derive(Default)]
+pub struct BatchingProbeStage(ProbeStage);
+
+#[async_trait]
+impl Stage for BatchingProbeStage {
+    type Body = Probe;
+    type Then = ();
+    const NAME: &'static str = "test-probe";
+    const BATCH_LIMIT: usize = 16;
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Probe>,
+    ) -> Result<Applied<()>, Error> {
+        self.0.apply(tx, command).await
     }
 }

@@ -17,7 +17,7 @@ use topics::apps::Command;
 use topics::{Envelope, Outcome};
 
 use crate::Error;
-use crate::stage::{Stage, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
 pub(crate) use decide::Decision;
 
@@ -28,9 +28,21 @@ pub(crate) struct AppsStage;
 #[async_trait]
 impl Stage for AppsStage {
     type Body = Command;
+    type Then = ();
     const NAME: &'static str = "apps";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, command).await.map(Applied::from)
+    }
+}
+
+impl AppsStage {
+    /// What applying `command` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,

@@ -12,7 +12,7 @@ use topics::definitions::Command;
 use topics::{Envelope, Outcome};
 
 use crate::Error;
-use crate::stage::{Stage, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
 /// Applies [`Command`]s of the `definitions.commands` topic.
 #[derive(Debug, Default)]
@@ -21,9 +21,21 @@ pub(crate) struct DefinitionsStage;
 #[async_trait]
 impl Stage for DefinitionsStage {
     type Body = Command;
+    type Then = ();
     const NAME: &'static str = "definitions";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, command).await.map(Applied::from)
+    }
+}
+
+impl DefinitionsStage {
+    /// What applying `command` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,

@@ -16,7 +16,7 @@ use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::{Stage, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
 /// Applies [`Command`]s of the `installs.commands` topic.
 #[derive(Debug, Default)]
@@ -25,9 +25,21 @@ pub struct InstallsStage;
 #[async_trait]
 impl Stage for InstallsStage {
     type Body = Command;
+    type Then = ();
     const NAME: &'static str = "installs";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, command).await.map(Applied::from)
+    }
+}
+
+impl InstallsStage {
+    /// What applying `command` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,

@@ -4,7 +4,7 @@
 //! A command applies like any stage's ([`Stage`]: inbox, one transaction, reply): [`start`]
 //! creates the run, [`cancel`] ends it, [`submission`] opens a collection submission on it,
 //! `Resume` (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the
-//! reply, the run goes as far as it can ([`advance`]): its steps ([`steps`]) make app calls
+//! commit and the reply ([`Stage::after_commit`]), the run goes as far as it can ([`advance`]): its steps ([`steps`]) make app calls
 //! ([`call`]: [`target`] the install, [`attempt`] one runner call outside any transaction,
 //! [`circuit`] whether it may go out, [`record`] its invocation record, [`retry`] when to try
 //! again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a retry's, a
@@ -31,24 +31,59 @@ pub(crate) mod timers;
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
 use topics::runs::Command;
-use topics::{Delivery, Envelope, HandleError, Handler, Outcome};
+use topics::{Envelope, Outcome};
 
 pub(crate) use self::call::Calls;
 pub(crate) use self::record::UNINSTALLED;
 use crate::Error;
-use crate::replies::Replies;
-use crate::stage::{Stage, StageHandler, tenant_of};
+use crate::stage::{Applied, Stage, tenant_of};
 
-/// Applies [`Command`]s of the `runs.commands` topic.
-#[derive(Debug, Default)]
-pub(crate) struct RunsStage;
+/// Applies [`Command`]s of the `runs.commands` topic, then takes each run as far as it can.
+pub(crate) struct RunsStage {
+    calls: Calls,
+}
+
+impl std::fmt::Debug for RunsStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunsStage").finish_non_exhaustive()
+    }
+}
 
 #[async_trait]
 impl Stage for RunsStage {
     type Body = Command;
+    type Then = ();
     const NAME: &'static str = "runs";
 
     async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<()>, Error> {
+        self.outcome(tx, command).await.map(Applied::from)
+    }
+
+    /// After the command's commit (or its answer from the inbox), the run goes as far as it
+    /// can: its calls go out here, outside any transaction.
+    async fn after_commit(
+        &self,
+        command: &Envelope<Command>,
+        _then: Option<()>,
+    ) -> Result<(), Error> {
+        let tenant = tenant_of::<Self>(command)?;
+        advance::run(
+            &self.calls,
+            tenant,
+            command.body.run_id(),
+            &command.request_id,
+        )
+        .await
+    }
+}
+
+impl RunsStage {
+    /// What applying `command` comes to.
+    async fn outcome(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
@@ -81,50 +116,9 @@ impl Stage for RunsStage {
     }
 }
 
-/// The runs stage's consumer handler: the command applied and answered, then the run advanced.
-pub(crate) struct RunsHandler {
-    stage: StageHandler<RunsStage>,
-    calls: Calls,
-}
-
-impl std::fmt::Debug for RunsHandler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunsHandler").finish_non_exhaustive()
-    }
-}
-
-impl RunsHandler {
-    pub(crate) fn new(calls: Calls, replies: Option<Replies>) -> Self {
-        Self {
-            stage: StageHandler::new(RunsStage, calls.pool.clone(), replies),
-            calls,
-        }
-    }
-}
-
-#[async_trait]
-impl Handler for RunsHandler {
-    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
-        self.stage.handle(delivery).await?;
-        let command = Envelope::<Command>::decode(delivery.payload)
-            .map_err(|e| Error::Undecodable(e.to_string()).into_handle_error())?;
-        let tenant = tenant_of::<RunsStage>(&command).map_err(Error::into_handle_error)?;
-        advance::run(
-            &self.calls,
-            tenant,
-            command.body.run_id(),
-            &command.request_id,
-        )
-        .await
-        .map_err(Error::into_handle_error)
-    }
-
-    async fn dead_lettered(
-        &self,
-        delivery: &Delivery<'_>,
-        reason: &str,
-    ) -> Result<(), HandleError> {
-        self.stage.dead_lettered(delivery, reason).await
+impl RunsStage {
+    pub(crate) fn new(calls: Calls) -> Self {
+        Self { calls }
     }
 }
 
