@@ -32,6 +32,9 @@ pub enum Error {
     Migrate(#[from] schema::Error),
     #[error("read model: {0}")]
     Read(#[from] readers::Error),
+    /// A stage broke its own contract (a programming error): no message could be applied.
+    #[error("stage contract broken: {0}")]
+    Contract(String),
 }
 
 impl Error {
@@ -40,7 +43,7 @@ impl Error {
             Error::Database(e) => database_class(e),
             Error::Broker(_) | Error::Redis(_) => RetryClass::Unavailable,
             Error::Undecodable(_) | Error::Invalid(_) => RetryClass::Poison,
-            Error::Migrate(_) => RetryClass::Fatal,
+            Error::Migrate(_) | Error::Contract(_) => RetryClass::Fatal,
             Error::Read(e) if e.is_retryable() => RetryClass::Unavailable,
             Error::Read(readers::Error::Database(e) | readers::Error::Unavailable(e)) => {
                 database_class(e)

@@ -212,7 +212,7 @@ impl<S: Stage> StageHandler<S> {
             let commands: Vec<&Decoded<S::Body>> = fresh.iter().map(|&i| &batch[i]).collect();
             let applied = self.stage.apply_batch(&mut tx, &commands).await?;
             if applied.len() != fresh.len() {
-                return Err(Error::Invalid(format!(
+                return Err(Error::Contract(format!(
                     "the {} stage answered {} outcomes for {} commands",
                     S::NAME,
                     applied.len(),
@@ -236,7 +236,13 @@ impl<S: Stage> StageHandler<S> {
             let reply = done[first].as_ref().and_then(|d| d.reply.clone());
             done[i] = Some(Done { reply, then: None });
         }
-        Ok(done.into_iter().flatten().collect())
+        // Every command got its answer above; one missing would shift the replies onto the
+        // wrong commands.
+        done.into_iter()
+            .map(|d| {
+                d.ok_or_else(|| Error::Contract("a command of the batch went unanswered".into()))
+            })
+            .collect()
     }
 
     async fn publish(&self, command_id: Uuid, reply: &Reply) {

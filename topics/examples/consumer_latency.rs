@@ -5,8 +5,8 @@
 //!
 //! `cargo run --release -p topics --example consumer_latency -- BROKERS [RATE] [SECONDS]`
 //! (defaults: 100 messages/s, 30 s; the rest of the cluster's settings from the environment, as
-//! the services read them). Low rates show a partition waking from rest; high ones, partitions
-//! that never rest.
+//! the services read them). Low rates show an idle partition's first message (the broker
+//! answers the waiting fetch); high ones, partitions that are never idle.
 
 // A command-line tool: its output is its answer.
 #![allow(clippy::print_stdout)]

@@ -34,6 +34,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message as _, OwnedMessage};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -137,6 +138,27 @@ pub trait Handler: Send + Sync {
         _reason: &str,
     ) -> Result<(), HandleError> {
         Ok(())
+    }
+}
+
+/// What became of a message handed to its handler until done.
+enum Handled {
+    /// Applied, or dead-lettered: its offset may be stored.
+    Done,
+    /// Its partition moved to another consumer while it was being retried.
+    Revoked,
+    /// Shutdown came first.
+    Stopped,
+}
+
+impl Handled {
+    /// `dead_letter`'s answer: parked and reported, or shutdown first.
+    fn from_dead_letter(parked: bool) -> Self {
+        if parked {
+            Handled::Done
+        } else {
+            Handled::Stopped
+        }
     }
 }
 
@@ -274,6 +296,15 @@ impl Consumer {
                 // recovers from by itself, and it queued one report a second while it lasted:
                 // waiting after each would keep the consumer reading stale reports long after
                 // the broker is back (a 20 s outage cost 10 s more at 500 ms each).
+                // What it cannot recover from (a fatal error: fenced, refused credentials) stops
+                // the consumer, so the worker reports it instead of running and consuming
+                // nothing.
+                Err(KafkaError::MessageConsumptionFatal(code)) => {
+                    break Err(Error::Fatal(format!(
+                        "consuming {}: {code}",
+                        consumer.topic
+                    )));
+                }
                 Err(error) => {
                     tracing::warn!(topic = %consumer.topic, %error, "consume reported an error");
                     continue;
@@ -313,7 +344,7 @@ impl Consumer {
         handler: &H,
         messages: &[OwnedMessage],
         shutdown: &mut watch::Receiver<bool>,
-        still_ours: impl Fn() -> bool + Send,
+        still_ours: impl Fn() -> bool + Send + Sync,
     ) -> Result<bool, Error> {
         if let [.., last] = messages
             && messages.len() > 1
@@ -342,10 +373,15 @@ impl Consumer {
             if !still_ours() {
                 return Ok(true);
             }
-            if !self.handle_until_done(handler, message, shutdown).await? {
-                return Ok(false);
+            match self
+                .handle_until_done(handler, message, shutdown, &still_ours)
+                .await?
+            {
+                Handled::Done => self.store_offset(message),
+                // Its new owner applies it and what follows.
+                Handled::Revoked => return Ok(true),
+                Handled::Stopped => return Ok(false),
             }
-            self.store_offset(message);
         }
         Ok(true)
     }
@@ -361,26 +397,29 @@ impl Consumer {
         }
     }
 
-    /// Handles one message until it is applied or dead-lettered (`Ok(true)`), shutdown comes
-    /// during a retry (`Ok(false)`), or the handler fails fatally.
+    /// Handles one message until it is applied or dead-lettered, shutdown comes during a retry,
+    /// the partition is no longer ours when a retry is due (`still_ours`), or the handler fails
+    /// fatally.
     async fn handle_until_done<H: Handler>(
         &self,
         handler: &H,
         message: &OwnedMessage,
         shutdown: &mut watch::Receiver<bool>,
-    ) -> Result<bool, Error> {
+        still_ours: &(impl Fn() -> bool + Send + Sync),
+    ) -> Result<Handled, Error> {
         let mut delays = self.retry.delays();
         let (mut attempt, mut failed) = (0, 0);
         loop {
             attempt += 1;
             let delivery = Delivery::of(message, attempt);
             let reason = match handler.handle(&delivery).await {
-                Ok(()) => return Ok(true),
+                Ok(()) => return Ok(Handled::Done),
                 Err(HandleError::Fatal(reason)) => return Err(Error::Fatal(reason)),
                 Err(HandleError::Poison(reason)) => {
                     return self
                         .dead_letter(handler, &delivery, &reason, shutdown)
-                        .await;
+                        .await
+                        .map(Handled::from_dead_letter);
                 }
                 Err(HandleError::Retryable(reason)) => {
                     failed += 1;
@@ -388,7 +427,8 @@ impl Consumer {
                         let reason = format!("gave up after {failed} attempts: {reason}");
                         return self
                             .dead_letter(handler, &delivery, &reason, shutdown)
-                            .await;
+                            .await
+                            .map(Handled::from_dead_letter);
                     }
                     reason
                 }
@@ -404,7 +444,10 @@ impl Consumer {
                 "handler failed; retrying"
             );
             if !pause(delay, shutdown).await {
-                return Ok(false);
+                return Ok(Handled::Stopped);
+            }
+            if !still_ours() {
+                return Ok(Handled::Revoked);
             }
         }
     }

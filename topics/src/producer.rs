@@ -33,8 +33,10 @@ impl std::fmt::Debug for Producer {
 /// How long a send may wait for its acknowledgement before it fails: librdkafka retries within
 /// it (a leader moving, a broker restarting), then gives the message up, so a route whose
 /// command could not be written answers 503 within seconds instead of hanging while the broker
-/// is away, and the command it refused is not written later. Writers that must not give up (the
-/// outbox relay, dead letters) send again.
+/// is away. A message queued all that time was never sent; one whose request was on its way
+/// when the broker went may have been written all the same (librdkafka's "possibly persisted"),
+/// so a 503 tells the caller to retry, not that nothing happened. Writers that must not give up
+/// (the outbox relay, dead letters) send again.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a message waits for others to share its produce request, by default: a command a

@@ -25,7 +25,7 @@ const BROKER_PORT: u16 = 59192;
 const WRITERS: usize = 4;
 const BEFORE: Duration = Duration::from_secs(5);
 const DOWN: Duration = Duration::from_secs(20);
-const AFTER: Duration = Duration::from_secs(20);
+const AFTER: Duration = Duration::from_secs(30);
 
 /// A Kafka of the test's own, stopped (SIGTERM, then SIGKILL) when dropped.
 struct Broker {
@@ -66,8 +66,9 @@ impl Broker {
         }
     }
 
-    /// Stops it as an operator does (SIGTERM: a controlled shutdown) and waits for the exit.
-    fn stop(&mut self) {
+    /// Stops it as an operator does (SIGTERM: a controlled shutdown) and waits for the exit,
+    /// without holding up the test's other tasks (the writers keep writing meanwhile).
+    async fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;
         };
@@ -79,7 +80,7 @@ impl Broker {
             if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let _ = child.kill();
         let _ = child.wait();
@@ -87,8 +88,12 @@ impl Broker {
 }
 
 impl Drop for Broker {
+    /// A test that failed first leaves its broker running: killed here.
     fn drop(&mut self) {
-        self.stop();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -184,7 +189,7 @@ async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_
         .collect();
 
     tokio::time::sleep(BEFORE).await;
-    broker.stop();
+    broker.stop().await;
     let down_at = Instant::now();
     let mut api_named_broker = false;
     let mut pipeline_named_broker = false;
@@ -193,7 +198,7 @@ async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_
         pipeline_named_broker |= names_broker(&pipeline.url("health", "/health/ready")).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let broker = Broker::start(dir);
+    let mut broker = Broker::start(dir);
     broker.wait_accepting().await;
     let up_at = Instant::now();
     tokio::time::sleep(AFTER).await;
@@ -285,6 +290,7 @@ async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_
     );
     drop(api);
     drop(pipeline);
+    broker.stop().await;
     drop(broker);
     pool.close().await;
     database.drop_now().await;

@@ -71,7 +71,7 @@ async fn members_joining_and_leaving_lose_nothing_and_apply_nothing_twice() {
     while started.elapsed() + CHANGE_EVERY < PRODUCING {
         tokio::time::sleep(CHANGE_EVERY).await;
         if members.len() == WORKERS {
-            members.pop_front().expect("a member").terminate();
+            members.pop_front().expect("a member").terminate().await;
         } else {
             members.push_back(join(&topic, &group));
         }
@@ -95,7 +95,7 @@ async fn members_joining_and_leaving_lose_nothing_and_apply_nothing_twice() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
     for member in members {
-        member.terminate();
+        member.terminate().await;
     }
     assert_eq!(
         applied as usize,

@@ -4,10 +4,13 @@
 //! reply. The workers are this test binary re-run as child processes. A command twice on the
 //! log, one after the other or in one batch, is applied once too.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
+
 use serde_json::json;
-use topics::{Outcome, Reply};
+use topics::{Delivery, HandleError, Handler, Outcome, Reply};
 use uuid::Uuid;
 
 use pipeline::StageHandler;
@@ -164,13 +167,17 @@ async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
     // the stage takes it as one batch.
     let group = format!("batch-duplicates-{}", Uuid::new_v4().simple());
     let stop = tokio_util::sync::CancellationToken::new();
-    let handler = Counting(
-        StageHandler::new(
-            BatchingProbeStage::default(),
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    let handler = Batches(
+        Counting(
+            StageHandler::new(
+                BatchingProbeStage::default(),
+                pool.clone(),
+                Some(replies().await),
+            ),
             pool.clone(),
-            Some(replies().await),
         ),
-        pool.clone(),
+        Arc::clone(&batches),
     );
     let running = tokio::spawn(
         consumer(&topic, &group, Duration::from_millis(200))
@@ -192,6 +199,13 @@ async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
         .expect("join")
         .expect("consumer stops cleanly");
     assert_eq!(count(&pool, "effects", twice.id).await, 1, "applied once");
+    let batches = batches.lock().expect("batches").clone();
+    assert!(
+        batches
+            .iter()
+            .any(|ids| ids.iter().filter(|id| **id == twice.id).count() == 2),
+        "both copies came in one batch: {batches:?}"
+    );
     assert_eq!(
         count(&pool, "deliveries", twice.id).await,
         2,
@@ -199,5 +213,38 @@ async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
     );
     for id in &others {
         assert_eq!(count(&pool, "effects", *id).await, 1);
+    }
+}
+
+/// Keeps the ids of every batch handed to the handler it wraps.
+struct Batches<H>(H, Arc<Mutex<Vec<Vec<Uuid>>>>);
+
+#[async_trait]
+impl<H: Handler> Handler for Batches<H> {
+    async fn handle(&self, delivery: &Delivery<'_>) -> Result<(), HandleError> {
+        self.0.handle(delivery).await
+    }
+
+    fn batch_limit(&self) -> usize {
+        self.0.batch_limit()
+    }
+
+    async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {
+        let ids = deliveries
+            .iter()
+            .filter_map(|d| d.header("id"))
+            .filter_map(|id| std::str::from_utf8(id).ok())
+            .filter_map(|id| Uuid::try_parse(id).ok())
+            .collect();
+        self.1.lock().expect("batches").push(ids);
+        self.0.handle_batch(deliveries).await
+    }
+
+    async fn dead_lettered(
+        &self,
+        delivery: &Delivery<'_>,
+        reason: &str,
+    ) -> Result<(), HandleError> {
+        self.0.dead_lettered(delivery, reason).await
     }
 }

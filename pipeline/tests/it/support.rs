@@ -438,8 +438,9 @@ impl WorkerProcess {
         self.stop();
     }
 
-    /// Stops the worker as a supervisor does (SIGTERM) and waits for it to exit.
-    pub fn terminate(mut self) {
+    /// Stops the worker as a supervisor does (SIGTERM) and waits for it to exit, without
+    /// holding up the test's other tasks.
+    pub async fn terminate(mut self) {
         let _ = std::process::Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
             .status();
@@ -448,7 +449,7 @@ impl WorkerProcess {
             if let Ok(Some(_)) = self.0.try_wait() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         panic!("a worker did not stop within 30 s of SIGTERM");
     }

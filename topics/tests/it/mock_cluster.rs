@@ -1,8 +1,9 @@
 //! What a real broker will not do on demand, on librdkafka's mock cluster: produce requests
 //! that fail (not enough replicas, a timeout) are retried by the producer, and every message is
 //! acknowledged and consumed once; a broker down for 10 s under a steady stream of sends: every
-//! send acknowledged was written and is consumed, every send refused was not, and the consumer
-//! goes on after the broker's return.
+//! send acknowledged was written and is consumed, and the consumer goes on after the broker's
+//! return. (A send refused may still have been written, if its request was on its way when the
+//! broker went: the count is printed, not asserted.)
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -66,7 +67,7 @@ async fn failed_produce_requests_are_retried_and_each_message_consumed_once() {
 }
 
 #[tokio::test]
-async fn a_broker_down_for_10_s_loses_nothing_acknowledged_and_writes_nothing_refused() {
+async fn a_broker_down_for_10_s_loses_nothing_acknowledged() {
     let topic = "mock.broker-down";
     let (mock, cluster) = mock_with_topic(topic);
     let producer = Producer::new(&cluster, "mock-producer").expect("producer");
@@ -128,12 +129,10 @@ async fn a_broker_down_for_10_s_loses_nothing_acknowledged_and_writes_nothing_re
 
     let journal = script.journal();
     let applied: HashSet<_> = journal.applied.iter().collect();
-    for id in &refused {
-        assert!(!applied.contains(id), "a refused send was written");
-    }
+    let refused_written = refused.iter().filter(|id| applied.contains(id)).count();
     let redelivered = journal.applied.len() - applied.len();
     eprintln!(
-        "mock broker down 10 s: {} acknowledged, {} refused, {redelivered} applied again after the return",
+        "mock broker down 10 s: {} acknowledged, {} refused ({refused_written} of them written all the same), {redelivered} applied again after the return",
         acknowledged.len(),
         refused.len()
     );
