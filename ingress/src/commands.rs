@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use topics::{Envelope, Message, Outcome, Principal, PrincipalKind, Reply};
 use uuid::Uuid;
@@ -27,13 +28,13 @@ pub(crate) struct Origin<'a> {
     pub(crate) request_id: &'a str,
 }
 
-/// Produces `body` for the caller's tenant and answers what the stage made of it: the effect's
-/// value, or the refusal as an error.
+/// Produces `body` for the caller's tenant and answers what the stage made of it: its topic's
+/// answer, or the refusal as an error.
 pub(crate) async fn submit<B: Message>(
     state: &State,
     origin: Origin<'_>,
     body: B,
-) -> Result<Value, Error> {
+) -> Result<B::Answer, Error> {
     let envelope = Envelope::new(
         Some(origin.caller.tenant),
         principal_of(origin.caller),
@@ -51,7 +52,7 @@ pub(crate) async fn submit<B: Message>(
 pub(crate) async fn send_and_wait<B: Message>(
     state: &State,
     envelope: &Envelope<B>,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<B::Answer>, Error> {
     let mut waiter = state.replies.wait_for(envelope.id);
     state
         .producer
@@ -63,7 +64,7 @@ pub(crate) async fn send_and_wait<B: Message>(
     let reply = loop {
         tokio::select! {
             reply = &mut waiter.reply => match reply {
-                Ok(reply) => break reply,
+                Ok(payload) => break decoded(envelope.id, serde_json::from_slice(&payload))?,
                 // The sender went away without a reply: only the inbox can tell now.
                 Err(_) => match stored_reply(state, envelope.id).await? {
                     Some(reply) => break reply,
@@ -92,8 +93,19 @@ pub(crate) async fn send_and_wait<B: Message>(
     }
 }
 
+/// The error for an answer of another kind than `command`'s: the stage broke its topic's
+/// contract (a build of the pipeline that does not match this one).
+pub(crate) fn mismatched(command: &str) -> Error {
+    Error::Internal(format!(
+        "the stage answered {command} with another kind of answer"
+    ))
+}
+
 /// The reply the inbox holds for `command_id`, once the stage committed one.
-async fn stored_reply(state: &State, command_id: Uuid) -> Result<Option<Reply>, Error> {
+async fn stored_reply<A: DeserializeOwned>(
+    state: &State,
+    command_id: Uuid,
+) -> Result<Option<Reply<A>>, Error> {
     let row: Option<(Option<Value>, Option<String>)> =
         sqlx::query_as("SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1")
             .bind(command_id)
@@ -101,11 +113,21 @@ async fn stored_reply(state: &State, command_id: Uuid) -> Result<Option<Reply>, 
             .await
             .map_err(|e| Error::Unavailable(format!("the inbox: {e}")))?;
     Ok(match row {
-        Some((Some(outcome), _)) => serde_json::from_value(outcome)
-            .ok()
-            .map(|outcome| Reply::Applied { outcome }),
+        Some((Some(outcome), _)) => Some(Reply::Applied {
+            outcome: decoded(command_id, serde_json::from_value(outcome))?,
+        }),
         Some((None, Some(reason))) => Some(Reply::DeadLettered { reason }),
         _ => None,
+    })
+}
+
+/// A reply (or stored outcome) read as the command's topic answers: one that does not read is
+/// a contract broken between this build and the stage's, never a reason to apply again.
+fn decoded<T>(command_id: Uuid, read: serde_json::Result<T>) -> Result<T, Error> {
+    read.map_err(|e| {
+        Error::Internal(format!(
+            "the reply to command {command_id} does not read as its topic's answer: {e}"
+        ))
     })
 }
 

@@ -1,5 +1,6 @@
 //! Replies to the commands this instance produced, heard on Redis: one subscription to every
-//! reply channel (`reply:*`), each message handed to the route waiting for that command id.
+//! reply channel (`reply:*`), each message handed to the route waiting for that command id,
+//! undecoded: the route knows its command's topic, so it reads the reply as that topic's answer.
 //! Best effort by design: a reply missed while Redis is away is read from the inbox by the
 //! waiting route (`commands`), never obtained by applying the command again.
 
@@ -9,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use service::shutdown::CancellationToken;
 use tokio::sync::oneshot;
-use topics::Reply;
 use uuid::Uuid;
 
 use crate::reconnecting;
@@ -17,7 +17,7 @@ use crate::reconnecting;
 /// The routes waiting for replies, by command id.
 #[derive(Debug, Default)]
 pub(crate) struct Replies {
-    waiting: Mutex<HashMap<Uuid, oneshot::Sender<Reply>, foldhash::fast::RandomState>>,
+    waiting: Mutex<HashMap<Uuid, oneshot::Sender<Vec<u8>>, foldhash::fast::RandomState>>,
 }
 
 /// A route's wait for one reply; dropping it stops waiting.
@@ -25,7 +25,8 @@ pub(crate) struct Replies {
 pub(crate) struct Waiter {
     replies: Arc<Replies>,
     command_id: Uuid,
-    pub(crate) reply: oneshot::Receiver<Reply>,
+    /// The reply's JSON, as published.
+    pub(crate) reply: oneshot::Receiver<Vec<u8>>,
 }
 
 impl Drop for Waiter {
@@ -55,18 +56,15 @@ impl Replies {
         let Some(sender) = self.lock().remove(&command_id) else {
             return; // another instance's command, or a route that stopped waiting
         };
-        match serde_json::from_slice::<Reply>(payload) {
-            Ok(reply) => {
-                let _ = sender.send(reply);
-            }
-            Err(error) => tracing::warn!(%command_id, %error, "reply does not decode"),
-        }
+        let _ = sender.send(payload.to_vec());
     }
 
     fn lock(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<Uuid, oneshot::Sender<Reply>, foldhash::fast::RandomState>>
-    {
+    ) -> std::sync::MutexGuard<
+        '_,
+        HashMap<Uuid, oneshot::Sender<Vec<u8>>, foldhash::fast::RandomState>,
+    > {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -93,8 +91,6 @@ async fn subscribed(replies: &Replies, redis: &redis::Client) -> redis::RedisRes
 
 #[cfg(test)]
 mod tests {
-    use topics::Outcome;
-
     use super::*;
 
     #[tokio::test]
@@ -103,13 +99,10 @@ mod tests {
         let id = Uuid::now_v7();
         let mut waiter = replies.wait_for(id);
         let other = Uuid::now_v7();
-        let reply = Reply::Applied {
-            outcome: Outcome::done(serde_json::json!({"ok": true})),
-        };
-        let payload = serde_json::to_vec(&reply).expect("json");
-        replies.deliver(&topics::reply::channel(other), &payload);
-        replies.deliver(&topics::reply::channel(id), &payload);
-        assert_eq!((&mut waiter.reply).await.expect("delivered"), reply);
+        replies.deliver(&topics::reply::channel(other), b"theirs");
+        replies.deliver(&topics::reply::channel(id), b"ours");
+        assert_eq!((&mut waiter.reply).await.expect("delivered"), b"ours");
+        assert!(replies.lock().is_empty(), "both senders are gone");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! apply of the same command (a redelivery racing a rebalance) waits on that row and then finds
 //! it taken, before its own effect can run into the first one's.
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
 use topics::{Outcome, Reply};
@@ -25,10 +27,10 @@ pub(crate) struct Entry<'a> {
 
 /// Takes the command's row in `tx`. `None`: taken, the effect is this transaction's to apply
 /// (then [`applied`]). `Some`: the command got a reply before; here it is.
-pub(crate) async fn take(
+pub(crate) async fn take<A: DeserializeOwned>(
     tx: &mut Transaction<'_, Postgres>,
     entry: Entry<'_>,
-) -> Result<Option<Reply>, Error> {
+) -> Result<Option<Reply<A>>, Error> {
     if insert(&mut **tx, entry, None).await? {
         return Ok(None);
     }
@@ -36,10 +38,10 @@ pub(crate) async fn take(
 }
 
 /// Sets the outcome of the command taken in `tx`.
-pub(crate) async fn applied(
+pub(crate) async fn applied<A: Serialize>(
     tx: &mut Transaction<'_, Postgres>,
     command_id: Uuid,
-    outcome: &Outcome,
+    outcome: &Outcome<A>,
 ) -> Result<(), Error> {
     let outcome = serde_json::to_value(outcome)
         .map_err(|e| Error::Invalid(format!("outcome does not serialise: {e}")))?;
@@ -53,11 +55,11 @@ pub(crate) async fn applied(
 
 /// Records that the command was dead-lettered, and answers its reply: the dead letter, or the
 /// reply it already had (a command applied by another consumer keeps its outcome).
-pub(crate) async fn dead_lettered(
+pub(crate) async fn dead_lettered<A: DeserializeOwned>(
     pool: &PgPool,
     entry: Entry<'_>,
     reason: &str,
-) -> Result<Reply, Error> {
+) -> Result<Reply<A>, Error> {
     let mut tx = pool.begin().await?;
     if insert(&mut *tx, entry, Some(reason)).await? {
         tx.commit().await?;
@@ -91,7 +93,10 @@ async fn insert(
 }
 
 /// The reply stored for a command whose row another transaction committed.
-async fn stored(executor: impl PgExecutor<'_>, command_id: Uuid) -> Result<Reply, Error> {
+async fn stored<A: DeserializeOwned>(
+    executor: impl PgExecutor<'_>,
+    command_id: Uuid,
+) -> Result<Reply<A>, Error> {
     let (outcome, reason) = sqlx::query_as::<_, (Option<Value>, Option<String>)>(
         "SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1",
     )

@@ -33,6 +33,6 @@ mod workers;
 pub use cli::{main, seed_history_main};
 pub use error::Error;
 pub use replies::Replies;
-pub use stage::{Applied, Decoded, Stage, StageHandler};
+pub use stage::{AnswerOf, Applied, Decoded, Stage, StageHandler};
 pub use stages::callbacks::CallbacksStage;
 pub use stages::installs::InstallsStage;

@@ -2,6 +2,7 @@
 //! (`topics::reply`). Best effort: the inbox holds the durable copy, and a waiter that missed
 //! the message reads it there.
 
+use serde::Serialize;
 use topics::Reply;
 use uuid::Uuid;
 
@@ -23,7 +24,7 @@ impl Replies {
     }
 
     /// Publishes `reply`; a failure is logged, never returned (what it says is already durable).
-    pub(crate) async fn publish(&self, command_id: Uuid, reply: &Reply) {
+    pub(crate) async fn publish<A: Serialize>(&self, command_id: Uuid, reply: &Reply<A>) {
         let Ok(payload) = serde_json::to_string(reply) else {
             return;
         };

@@ -43,7 +43,7 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Self::Body>,
-    ) -> Result<Applied<Self::Then>, Error>;
+    ) -> Result<Applied<AnswerOf<Self>, Self::Then>, Error>;
 
     /// Applies consecutive commands of one partition inside `tx`, in order, answering what each
     /// came to. Each alone by default; a stage that gains from seeing the batch (locking every
@@ -52,7 +52,7 @@ pub trait Stage: Send + Sync + 'static {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         commands: &[&Decoded<Self::Body>],
-    ) -> Result<Vec<Applied<Self::Then>>, Error> {
+    ) -> Result<Vec<Applied<AnswerOf<Self>, Self::Then>>, Error> {
         let mut applied = Vec::with_capacity(commands.len());
         for command in commands {
             let one = self
@@ -76,16 +76,19 @@ pub trait Stage: Send + Sync + 'static {
     }
 }
 
-/// What applying one command came to: its outcome (the reply), and what it leaves for
-/// [`Stage::after_commit`].
+/// What a stage's commands answer: their topic's [`Message::Answer`].
+pub type AnswerOf<S> = <<S as Stage>::Body as Message>::Answer;
+
+/// What applying one command came to: its outcome (the reply, answering `A`), and what it
+/// leaves for [`Stage::after_commit`].
 #[derive(Debug)]
-pub struct Applied<T> {
-    pub outcome: Outcome,
+pub struct Applied<A, T = ()> {
+    pub outcome: Outcome<A>,
     pub then: T,
 }
 
-impl From<Outcome> for Applied<()> {
-    fn from(outcome: Outcome) -> Self {
+impl<A> From<Outcome<A>> for Applied<A> {
+    fn from(outcome: Outcome<A>) -> Self {
         Applied { outcome, then: () }
     }
 }
@@ -128,9 +131,9 @@ pub(crate) fn apply_span<B>(name: &'static str, message: &Envelope<B>, attempt: 
 }
 
 /// What became of one command of a batch.
-struct Done<T> {
+struct Done<A, T> {
     /// Its reply (none for a stage without an inbox).
-    reply: Option<Reply>,
+    reply: Option<Reply<A>>,
     /// What applying it left, `None` when it was answered from the inbox.
     then: Option<T>,
 }
@@ -175,9 +178,13 @@ impl<S: Stage> StageHandler<S> {
 
     /// Applies the batch once, in one transaction: each command answered before is answered
     /// from the inbox, the others applied and their outcomes recorded.
-    async fn apply_once(&self, batch: &[Decoded<S::Body>]) -> Result<Vec<Done<S::Then>>, Error> {
+    async fn apply_once(
+        &self,
+        batch: &[Decoded<S::Body>],
+    ) -> Result<Vec<Done<AnswerOf<S>, S::Then>>, Error> {
         let mut tx = self.pool.begin().await?;
-        let mut done: Vec<Option<Done<S::Then>>> = batch.iter().map(|_| None).collect();
+        let mut done: Vec<Option<Done<AnswerOf<S>, S::Then>>> =
+            batch.iter().map(|_| None).collect();
         let mut fresh = Vec::new();
         // A command twice in one batch (a producer's retry) is applied once.
         let mut first_of: HashMap<Uuid, usize> = HashMap::new();
@@ -189,7 +196,7 @@ impl<S: Stage> StageHandler<S> {
             }
             first_of.insert(command.envelope.id, i);
             let stored = if S::INBOX {
-                inbox::take(&mut tx, Self::entry(&command.envelope))
+                inbox::take::<AnswerOf<S>>(&mut tx, Self::entry(&command.envelope))
                     .instrument(command.span.clone())
                     .await?
             } else {
@@ -245,7 +252,7 @@ impl<S: Stage> StageHandler<S> {
             .collect()
     }
 
-    async fn publish(&self, command_id: Uuid, reply: &Reply) {
+    async fn publish(&self, command_id: Uuid, reply: &Reply<AnswerOf<S>>) {
         if let Some(replies) = &self.replies {
             replies.publish(command_id, reply).await;
         }
@@ -322,7 +329,7 @@ impl<S: Stage> Handler for StageHandler<S> {
                     .and_then(|id| std::str::from_utf8(id).ok())
                     .and_then(|id| Uuid::try_parse(id).ok());
                 if let Some(id) = id {
-                    let reply = Reply::DeadLettered {
+                    let reply: Reply<AnswerOf<S>> = Reply::DeadLettered {
                         reason: reason.to_owned(),
                     };
                     self.publish(id, &reply).await;

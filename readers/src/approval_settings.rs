@@ -3,13 +3,13 @@
 //! whether the requester may approve their own request.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::PgExecutor;
 
 use crate::{Error, Tenant};
 
 /// The settings, as stored or the defaults of a tenant that set none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalSettings {
     pub required: bool,

@@ -4,7 +4,7 @@
 //! document of another subject or tenant is absent.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 // Dynamic SQL here is only ever built from this module's constant texts.
 use sqlx::{AssertSqlSafe, PgConnection};
 use uuid::Uuid;
@@ -15,7 +15,7 @@ use crate::{Error, ListPage, Page, Tenant};
 pub const CALL_LIST_LIMIT: i64 = 100;
 
 /// A document as its routes answer it.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 #[serde(rename_all = "camelCase")]
 pub struct Document {
     pub id: Uuid,

@@ -120,9 +120,21 @@ impl Command {
     }
 }
 
+/// What an apps command answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Every command about a version: the version as it now is (`uploaded` still, when a
+    /// publish opened an approval request instead).
+    Version(Box<readers::apps::versions::AppVersion>),
+    /// [`Command::SetApprovalSettings`]: the settings as stored.
+    ApprovalSettings(readers::approval_settings::ApprovalSettings),
+}
+
 impl Message for Command {
     const TOPIC: Topic = catalogue::APPS;
     const VERSION: u16 = 1;
+    type Answer = Answer;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         match self.app_name() {

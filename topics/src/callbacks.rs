@@ -52,6 +52,8 @@ pub struct Event {
 impl Message for Event {
     const TOPIC: Topic = catalogue::CALLBACKS;
     const VERSION: u16 = 1;
+    /// Nobody waits on a vendor's event: the webhook route answered once it was durable.
+    type Answer = ();
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::id_key(self.session_id)

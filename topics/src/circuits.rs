@@ -31,9 +31,19 @@ pub enum Event {
     },
 }
 
+/// What a call's outcome left of its app's circuit: the answer to an [`Event`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Circuit {
+    /// `closed`, `open` or `half_open`.
+    pub state: String,
+    /// Consecutive failures counted.
+    pub failures: i32,
+}
+
 impl Message for Event {
     const TOPIC: Topic = catalogue::CIRCUITS;
     const VERSION: u16 = 1;
+    type Answer = Circuit;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         let Event::CallEnded { app, .. } = self;
@@ -57,6 +67,7 @@ pub enum Outbound {
 impl Message for Outbound {
     const TOPIC: Topic = catalogue::OUTBOUND;
     const VERSION: u16 = 1;
+    type Answer = ();
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         tenant.map_or_else(|| b"platform".to_vec(), |t| t.to_string().into_bytes())

@@ -439,9 +439,36 @@ impl Command {
     }
 }
 
+/// What a definitions command answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// [`Command::CreateVersion`]: the version created.
+    Created(readers::definitions::Version),
+    /// [`Command::Publish`].
+    Published(Published),
+}
+
+/// A version published, with what the checks of its app calls and references found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Published {
+    pub definition: readers::definitions::Version,
+    pub warnings: Vec<Finding>,
+}
+
+/// One thing a publish check found, at a JSON Pointer into the body: a warning beside a
+/// published version (`unknown_app`, `app_disabled`, ...), or an issue of a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub code: String,
+    pub path: String,
+    pub message: String,
+}
+
 impl Message for Command {
     const TOPIC: Topic = catalogue::DEFINITIONS;
     const VERSION: u16 = 1;
+    type Answer = Answer;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());

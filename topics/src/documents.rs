@@ -36,6 +36,8 @@ impl Command {
 impl Message for Command {
     const TOPIC: Topic = catalogue::DOCUMENTS;
     const VERSION: u16 = 1;
+    /// The document added.
+    type Answer = readers::documents::Document;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_subject_key(tenant, self.subject_id())

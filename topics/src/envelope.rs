@@ -47,6 +47,9 @@ pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
     const TOPIC: Topic;
     /// Schema version of the body; bump on any incompatible change.
     const VERSION: u16;
+    /// What a stage answers when it applied one (the reply's `value`): the record as it now
+    /// is, shaped as the route answers it; `()` for events nobody waits on.
+    type Answer: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
     /// The partition key: the aggregate this body changes (`tenant` is `None` for the
     /// platform's own records).
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8>;
@@ -128,6 +131,7 @@ mod tests {
 
     impl Message for Probe {
         const TOPIC: Topic = catalogue::APPS;
+        type Answer = ();
         const VERSION: u16 = 1;
         fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
             catalogue::tenant_app_key(tenant, "probe")

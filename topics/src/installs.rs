@@ -54,9 +54,47 @@ impl Command {
     }
 }
 
+/// What an installs command answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// [`Command::Install`]: the install as it now is.
+    Install(readers::apps::installs::Install),
+    /// [`Command::Uninstall`].
+    Uninstalled(Uninstalled),
+    /// [`Command::StoreSecret`] and [`Command::RevokeSecret`].
+    Secret(SecretState),
+    /// [`Command::RecordTest`]: the audit row is written.
+    TestRecorded,
+}
+
+/// An uninstall done (`DELETE /apps/:name/install`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Uninstalled {
+    pub app_name: String,
+    /// Always `true`: the field tells a reader of the body what happened.
+    pub uninstalled: bool,
+    /// Pending callback sessions a forced uninstall failed.
+    pub failed_callbacks: u64,
+}
+
+/// A secret after a store or a revoke: never its value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretState {
+    pub app_name: String,
+    pub name: String,
+    /// Whether a value is stored now.
+    pub stored: bool,
+    /// The install's missing secrets after the change; `None` (null) when not installed.
+    pub missing_secrets: Option<Vec<String>>,
+}
+
 impl Message for Command {
     const TOPIC: Topic = catalogue::INSTALLS;
     const VERSION: u16 = 1;
+    type Answer = Answer;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_app_key(tenant, self.app_name())

@@ -2,9 +2,10 @@
 //! applied, or that the command was dead-lettered. An outcome is either what the command did
 //! ([`Outcome::Done`]) or why the stage refused it ([`Outcome::Refused`]): a refusal is decided
 //! by the stage from the state it holds, recorded like an effect, so a redelivery gets the same
-//! answer. Stages publish the reply on the command's channel; the route that produced the
-//! command waits on that channel, and recovers a missed reply from the inbox, which holds the
-//! same value.
+//! answer. What a command did is typed by its topic ([`Message::Answer`](crate::Message)): the
+//! stage builds it and the route reads the same type, so neither guesses at the other's JSON.
+//! Stages publish the reply on the command's channel; the route that produced the command waits
+//! on that channel, and recovers a missed reply from the inbox, which holds the same value.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,28 +13,26 @@ use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum Reply {
+pub enum Reply<A> {
     /// The stage applied the command (now or before) with this outcome.
-    Applied { outcome: Outcome },
+    Applied { outcome: Outcome<A> },
     /// The command could never apply and went to the dead-letter topic.
     DeadLettered { reason: String },
 }
 
-/// What applying a command came to.
+/// What applying a command came to; `A` is its topic's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum Outcome<A> {
     /// The effect happened; `value` is what the route answers (the record as it now is).
-    Done { value: Value },
+    Done { value: A },
     /// The stage refused the command: nothing changed but the inbox row.
     Refused(Refusal),
 }
 
-impl Outcome {
-    pub fn done(value: impl Serialize) -> Self {
-        Outcome::Done {
-            value: serde_json::to_value(value).unwrap_or(Value::Null),
-        }
+impl<A> Outcome<A> {
+    pub fn done(value: A) -> Self {
+        Outcome::Done { value }
     }
 
     pub fn refused(code: RefusalCode, message: impl Into<String>) -> Self {
@@ -53,7 +52,8 @@ impl Outcome {
     }
 }
 
-/// Why a stage refused a command, in the terms of SPEC §7.
+/// Why a stage refused a command, in the terms of SPEC §7. `details` is the error envelope's
+/// open `details` object (the missing secrets, the issues of a 400), JSON by SPEC's design.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refusal {
     pub code: RefusalCode,
@@ -100,17 +100,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::circuits::Circuit;
 
     #[test]
     fn replies_say_what_happened() {
         let applied = Reply::Applied {
-            outcome: Outcome::done(json!({ "versionId": "v" })),
+            outcome: Outcome::done(Circuit {
+                state: "open".into(),
+                failures: 5,
+            }),
         };
+        let json = serde_json::to_value(&applied).expect("json");
         assert_eq!(
-            serde_json::to_value(&applied).expect("json"),
-            json!({ "status": "applied", "outcome": { "result": "done", "value": { "versionId": "v" } } })
+            json,
+            json!({ "status": "applied", "outcome": { "result": "done", "value": { "state": "open", "failures": 5 } } })
         );
-        let refused = Reply::Applied {
+        assert_eq!(
+            serde_json::from_value::<Reply<Circuit>>(json).expect("back"),
+            applied
+        );
+        let refused: Reply<Circuit> = Reply::Applied {
             outcome: Outcome::refused_with(
                 RefusalCode::AppNotConfigured,
                 "secrets missing",
@@ -121,14 +130,39 @@ mod tests {
         assert_eq!(json["outcome"]["result"], "refused");
         assert_eq!(json["outcome"]["code"], "app_not_configured");
         assert_eq!(
-            serde_json::from_value::<Reply>(json).expect("back"),
+            serde_json::from_value::<Reply<Circuit>>(json).expect("back"),
             refused
         );
-        let dead = Reply::DeadLettered {
+        let dead: Reply<Circuit> = Reply::DeadLettered {
             reason: "undecodable".into(),
         };
         let text = serde_json::to_string(&dead).expect("json");
-        assert_eq!(serde_json::from_str::<Reply>(&text).expect("back"), dead);
+        assert_eq!(
+            serde_json::from_str::<Reply<Circuit>>(&text).expect("back"),
+            dead
+        );
+    }
+
+    #[test]
+    fn an_answer_reads_back_as_its_variant() {
+        use crate::installs::{Answer as InstallsAnswer, SecretState};
+        use crate::runs::Answer as RunsAnswer;
+
+        let secret = InstallsAnswer::Secret(SecretState {
+            app_name: "acme".into(),
+            name: "API_KEY".into(),
+            stored: false,
+            missing_secrets: Some(vec!["API_KEY".into()]),
+        });
+        let text = serde_json::to_string(&Outcome::done(secret.clone())).expect("json");
+        assert_eq!(
+            serde_json::from_str::<Outcome<InstallsAnswer>>(&text).expect("back"),
+            Outcome::done(secret)
+        );
+        let resumed = serde_json::to_value(Outcome::done(RunsAnswer::Resumed)).expect("json");
+        assert_eq!(resumed, json!({ "result": "done", "value": "resumed" }));
+        // Another topic's answer does not pass for this one's.
+        assert!(serde_json::from_str::<Outcome<RunsAnswer>>(&text).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! pipeline's timer relay when a run's timer is due (a retry's delay, a callback's timeout, a
 //! settled callback).
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -42,9 +43,32 @@ impl Command {
     }
 }
 
+/// What a runs command answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// [`Command::Start`] and [`Command::Cancel`]: the run as it now is.
+    Run(readers::runs::Run),
+    /// [`Command::OpenSubmission`].
+    Submission(Submission),
+    /// [`Command::Resume`]: the run went on (the timer relay waits on nothing).
+    Resumed,
+}
+
+/// A collection submission opened on a run: the handle an applicant's token names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Submission {
+    pub id: Uuid,
+    pub workflow_run_id: Uuid,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
 impl Message for Command {
     const TOPIC: Topic = catalogue::RUNS;
     const VERSION: u16 = 1;
+    type Answer = Answer;
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
         self.run_id().to_string().into_bytes()

@@ -11,7 +11,7 @@ use readers::apps::versions;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
-use topics::installs::Command;
+use topics::installs::{Answer, Command};
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -66,7 +66,9 @@ pub(crate) async fn put(
         enabled: install.enabled,
         config,
     };
-    let install = commands::submit(state, origin, command).await?;
+    let Answer::Install(install) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("install"));
+    };
     Ok(response::json(StatusCode::OK, &install))
 }
 
@@ -81,6 +83,9 @@ pub(crate) async fn delete(
     let mut query = Query::parse(raw_query);
     let force = query.boolean("force", false);
     query.finish()?;
-    let outcome = commands::submit(state, origin, Command::Uninstall { name, force }).await?;
-    Ok(response::json(StatusCode::OK, &outcome))
+    let command = Command::Uninstall { name, force };
+    let Answer::Uninstalled(uninstalled) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("uninstall"));
+    };
+    Ok(response::json(StatusCode::OK, &uninstalled))
 }

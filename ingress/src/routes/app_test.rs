@@ -138,6 +138,7 @@ pub(crate) async fn call(
         status: outcome.status.to_owned(),
         duration_ms: outcome.duration_ms,
     };
+    // What the audit row holds is the stage's; the caller gets the call's outcome.
     commands::submit(state, origin, record).await?;
     let outcome = if origin.caller.has(Permission::RunsContext) {
         outcome

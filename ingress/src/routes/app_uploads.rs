@@ -62,12 +62,9 @@ pub(crate) async fn upload(
         },
         name: name.clone(),
     };
-    let version = commands::submit(state, origin, command).await?;
+    let version = super::app_versions::version_of(commands::submit(state, origin, command).await?)?;
     let mut answer = response::json(StatusCode::CREATED, &version);
-    let location = format!(
-        "/apps/{name}/versions/{}",
-        version["id"].as_str().unwrap_or("")
-    );
+    let location = format!("/apps/{name}/versions/{}", version.id);
     if let Ok(value) = HeaderValue::from_str(&location) {
         answer.headers_mut().insert(LOCATION, value);
     }

@@ -7,9 +7,8 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::apps::versions::{self, AppVersion, Publisher};
 use serde::Deserialize;
-use serde_json::Value;
 use service::http::{Body, response};
-use topics::apps::{Command, VersionStatus};
+use topics::apps::{Answer, Command, VersionStatus};
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -57,9 +56,10 @@ pub(crate) async fn publish(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let version = commands::submit(state, origin, Command::Publish { version_id, name }).await?;
+    let command = Command::Publish { version_id, name };
+    let version = version_of(commands::submit(state, origin, command).await?)?;
     // Still `uploaded`: an approval request opened instead.
-    let status = if version["status"] == "published" {
+    let status = if version.status == "published" {
         StatusCode::OK
     } else {
         StatusCode::ACCEPTED
@@ -96,7 +96,8 @@ pub(crate) async fn decide(
             comment,
         },
     };
-    answer(commands::submit(state, origin, command).await?)
+    let version = version_of(commands::submit(state, origin, command).await?)?;
+    Ok(response::json(StatusCode::OK, &version))
 }
 
 pub(crate) async fn withdraw(
@@ -113,7 +114,8 @@ pub(crate) async fn withdraw(
         name,
         seen,
     };
-    answer(commands::submit(state, origin, command).await?)
+    let version = version_of(commands::submit(state, origin, command).await?)?;
+    Ok(response::json(StatusCode::OK, &version))
 }
 
 /// The optional `{comment}` of a decision.
@@ -133,6 +135,10 @@ async fn comment(parts: &http::request::Parts, request: Incoming) -> Result<Opti
     Ok(decision.comment)
 }
 
-fn answer(version: Value) -> Result<Response<Body>, Error> {
-    Ok(response::json(StatusCode::OK, &version))
+/// The version an apps command answered.
+pub(super) fn version_of(answer: Answer) -> Result<AppVersion, Error> {
+    match answer {
+        Answer::Version(version) => Ok(*version),
+        Answer::ApprovalSettings(_) => Err(commands::mismatched("a version's command")),
+    }
 }

@@ -7,7 +7,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::{ApprovalSettings, Command};
+use topics::apps::{Answer, ApprovalSettings, Command};
 
 use crate::auth::Principal;
 use crate::body;
@@ -61,6 +61,8 @@ pub(crate) async fn put(
         required_for: settings.required_for,
         four_eyes: settings.four_eyes,
     });
-    let stored = commands::submit(state, origin, command).await?;
+    let Answer::ApprovalSettings(stored) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("the approval settings"));
+    };
     Ok(response::json(StatusCode::OK, &stored))
 }

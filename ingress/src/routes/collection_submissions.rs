@@ -22,7 +22,7 @@ use readers::submissions::{self, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use service::http::{Body, response};
-use topics::runs::Command;
+use topics::runs::{Answer, Command};
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -49,7 +49,9 @@ pub(crate) async fn open(
         run_id: open.workflow_run_id,
         submission_id: Uuid::now_v7(),
     };
-    let opened = commands::submit(state, origin, command).await?;
+    let Answer::Submission(opened) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("a submission's opening"));
+    };
     Ok(response::json(StatusCode::CREATED, &opened))
 }
 

@@ -9,7 +9,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
-use topics::definitions::{Body, Command, Kind, is_key};
+use topics::definitions::{Answer, Body, Command, Kind, is_key};
 
 use crate::auth::Principal;
 use crate::body;
@@ -42,7 +42,9 @@ pub(crate) async fn create_version(
         key: key.to_owned(),
         body: value,
     };
-    let created = commands::submit(state, origin, command).await?;
+    let Answer::Created(created) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("a version's creation"));
+    };
     Ok(response::json(StatusCode::CREATED, &created))
 }
 
@@ -84,7 +86,9 @@ pub(crate) async fn publish(
         key: key.to_owned(),
         version,
     };
-    let published = commands::submit(state, origin, command).await?;
+    let Answer::Published(published) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("a publish"));
+    };
     Ok(response::json(StatusCode::OK, &published))
 }
 

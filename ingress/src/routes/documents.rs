@@ -65,10 +65,7 @@ pub(crate) async fn add(
     };
     let document = commands::submit(state, origin, command).await?;
     let mut answer = response::json(StatusCode::CREATED, &document);
-    let location = format!(
-        "/subjects/{subject_id}/documents/{}",
-        document["id"].as_str().unwrap_or("")
-    );
+    let location = format!("/subjects/{subject_id}/documents/{}", document.id);
     if let Ok(value) = HeaderValue::from_str(&location) {
         answer.headers_mut().insert(LOCATION, value);
     }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
 use topics::definitions::is_key;
-use topics::runs::Command;
+use topics::runs::{Answer, Command};
 use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
@@ -92,10 +92,11 @@ pub(crate) async fn cancel(
 }
 
 /// The stage's answer (the run) as the caller may see it.
-fn shown(caller: &Principal, run: Value) -> Result<Run, Error> {
-    let run: Run = serde_json::from_value(run)
-        .map_err(|e| Error::Internal(format!("the runs stage answered no run: {e}")))?;
-    Ok(visible(caller, run))
+fn shown(caller: &Principal, answer: Answer) -> Result<Run, Error> {
+    match answer {
+        Answer::Run(run) => Ok(visible(caller, run)),
+        _ => Err(commands::mismatched("a run's start or cancel")),
+    }
 }
 
 fn visible(caller: &Principal, run: Run) -> Run {

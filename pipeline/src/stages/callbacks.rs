@@ -56,7 +56,7 @@ impl Stage for CallbacksStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
-    ) -> Result<Applied<Self::Then>, Error> {
+    ) -> Result<Applied<(), Self::Then>, Error> {
         tracing::Span::current().record("svc.app.name", event.body.app_name.as_str());
         let mut sessions = lock_sessions(tx, [event]).await?;
         applied(apply(tx, &mut sessions, event).await?)
@@ -67,7 +67,7 @@ impl Stage for CallbacksStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         events: &[&Decoded<Event>],
-    ) -> Result<Vec<Applied<Self::Then>>, Error> {
+    ) -> Result<Vec<Applied<(), Self::Then>>, Error> {
         let mut sessions = lock_sessions(tx, events.iter().map(|e| &e.envelope)).await?;
         let mut done = Vec::with_capacity(events.len());
         for event in events {
@@ -101,9 +101,9 @@ impl Stage for CallbacksStage {
 }
 
 /// An event applied: nobody waits for a reply, so its outcome says only that.
-fn applied(waited: Option<Waited>) -> Result<Applied<Option<Waited>>, Error> {
+fn applied(waited: Option<Waited>) -> Result<Applied<(), Option<Waited>>, Error> {
     Ok(Applied {
-        outcome: Outcome::done(serde_json::Value::Null),
+        outcome: Outcome::done(()),
         then: waited,
     })
 }

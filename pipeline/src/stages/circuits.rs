@@ -9,7 +9,7 @@
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::circuits::{Event, Outbound, Verdict};
+use topics::circuits::{Circuit, Event, Outbound, Verdict};
 use topics::{Envelope, Outcome, Principal};
 
 use crate::Error;
@@ -34,7 +34,7 @@ impl Stage for CircuitsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Circuit>, Error> {
         self.outcome(tx, event).await.map(Applied::from)
     }
 }
@@ -45,7 +45,7 @@ impl CircuitsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Circuit>, Error> {
         let tenant = tenant_of::<Self>(event)?;
         let Event::CallEnded {
             app,
@@ -90,9 +90,10 @@ impl CircuitsStage {
             audit::record(tx, event, audit).await?;
             tracing::info!(app, "circuit closed");
         }
-        Ok(Outcome::done(
-            json!({ "state": moved.state, "failures": moved.failures }),
-        ))
+        Ok(Outcome::done(Circuit {
+            state: moved.state.to_owned(),
+            failures: moved.failures,
+        }))
     }
 }
 

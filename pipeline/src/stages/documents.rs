@@ -4,6 +4,7 @@
 //! the bytes), and answers the document.
 
 use async_trait::async_trait;
+use readers::documents::Document;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::documents::Command;
@@ -27,7 +28,7 @@ impl Stage for DocumentsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Document>, Error> {
         self.outcome(tx, command).await.map(Applied::from)
     }
 }
@@ -38,7 +39,7 @@ impl DocumentsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Document>, Error> {
         let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
         add(tx, command, tenant).await
     }
@@ -49,7 +50,7 @@ async fn add(
     tx: &mut Transaction<'_, Postgres>,
     command: &Envelope<Command>,
     tenant: readers::Tenant,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Document>, Error> {
     let Command::Add {
         document_id,
         subject_id,

@@ -5,18 +5,17 @@
 
 use std::time::Duration;
 
-use serde_json::json;
 use topics::{Outcome, Reply};
 use uuid::Uuid;
 
 use crate::support::{
-    Counting, Probe, ReplyListener, command, consumer, count, database, dead_lettered, fresh_topic,
-    inbox_row, produce, stage_handler, wait_for,
+    Added, Counting, Probe, ReplyListener, command, consumer, count, database, dead_lettered,
+    fresh_topic, inbox_row, produce, stage_handler, wait_for,
 };
 
 /// Produces `failing` then a plain command, consumes until the plain one is applied, and
 /// answers the reply `failing` got.
-async fn consume_after(failing: Probe) -> (Uuid, Reply, sqlx::PgPool) {
+async fn consume_after(failing: Probe) -> (Uuid, Reply<Added>, sqlx::PgPool) {
     let pool = database().await;
     let topic = fresh_topic().await;
     let failing = command(failing);
@@ -64,7 +63,7 @@ async fn a_dependency_that_is_down_is_waited_for_past_the_attempts() {
     assert_eq!(
         reply,
         Reply::Applied {
-            outcome: Outcome::done(json!({ "applied": 9 }))
+            outcome: Outcome::done(Added { applied: 9 })
         }
     );
     assert_eq!(

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use pipeline::{InstallsStage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use topics::installs::Command as InstallCommand;
+use topics::installs::{Answer, Command as InstallCommand};
 use topics::{Envelope, Message, Principal, Reply, Topic};
 use uuid::Uuid;
 
@@ -240,7 +240,9 @@ impl ReplyCounter {
                 .strip_prefix(topics::reply::CHANNEL_PREFIX)
                 .and_then(|id| Uuid::try_parse(id).ok());
             let payload: String = message.get_payload().unwrap_or_default();
-            if let (Some(id), Ok(Reply::Applied { .. })) = (id, serde_json::from_str(&payload)) {
+            if let (Some(id), Ok(Reply::Applied { .. })) =
+                (id, serde_json::from_str::<Reply<Answer>>(&payload))
+            {
                 *self.seen.entry(id).or_default() += 1;
             }
         }

@@ -16,9 +16,9 @@ use uuid::Uuid;
 use pipeline::StageHandler;
 
 use crate::support::{
-    BatchingProbeStage, Counting, Probe, ReplyListener, WorkerProcess, command, consumer, count,
-    database, dead_lettered, fresh_topic, inbox_row, produce, produce_raw, replies, stage_handler,
-    wait_for,
+    Added, BatchingProbeStage, Counting, Probe, ReplyListener, WorkerProcess, command, consumer,
+    count, database, dead_lettered, fresh_topic, inbox_row, produce, produce_raw, replies,
+    stage_handler, wait_for,
 };
 
 /// Runs as a child process of the redelivery tests: the probe stage, counting deliveries,
@@ -55,7 +55,7 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     assert_eq!(
         replied.reply(Duration::from_secs(60)).await,
         Reply::Applied {
-            outcome: Outcome::done(json!({ "applied": 7 }))
+            outcome: Outcome::done(Added { applied: 7 })
         }
     );
     let second = command(Probe::Add { value: 8 });
@@ -190,7 +190,7 @@ async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
     assert_eq!(
         replied.reply(Duration::from_secs(30)).await,
         Reply::Applied {
-            outcome: Outcome::done(json!({ "applied": 5 }))
+            outcome: Outcome::done(Added { applied: 5 })
         }
     );
     stop.cancel();

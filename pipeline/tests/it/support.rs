@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use pipeline::{Applied, Error, Replies, Stage, StageHandler};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 pub use service::testing::stack;
 use sqlx::{PgPool, Postgres, Transaction};
 use topics::{
@@ -41,9 +41,16 @@ impl Message for Probe {
         carries: "test commands",
     };
     const VERSION: u16 = 1;
+    type Answer = Added;
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         tenant.unwrap_or_default().as_bytes().to_vec()
     }
+}
+
+/// What a [`Probe`] command answers: the value it recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Added {
+    pub applied: i32,
 }
 
 /// Applies [`Probe`] commands; counts the outages it has simulated per command.
@@ -62,7 +69,7 @@ impl Stage for ProbeStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Probe>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Added>, Error> {
         let value = match command.body {
             Probe::Add { value } => value,
             Probe::Slow => {
@@ -98,7 +105,7 @@ impl Stage for ProbeStage {
             .bind(value)
             .execute(&mut **tx)
             .await?;
-        Ok(Outcome::done(json!({ "applied": value })).into())
+        Ok(Outcome::done(Added { applied: value }).into())
     }
 }
 
@@ -297,7 +304,7 @@ impl ReplyListener {
         }
     }
 
-    pub async fn reply(mut self, within: Duration) -> Reply {
+    pub async fn reply(mut self, within: Duration) -> Reply<Added> {
         let message = tokio::time::timeout(within, self.messages.next())
             .await
             .expect("a reply in time")
@@ -481,7 +488,7 @@ impl Stage for BatchingProbeStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Probe>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Added>, Error> {
         self.0.apply(tx, command).await
     }
 }

@@ -3,7 +3,7 @@
 //! the same publisher is published.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
@@ -12,7 +12,7 @@ use super::newest_first;
 use crate::{Error, Tenant};
 
 /// One install.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Install {
     pub app_name: String,

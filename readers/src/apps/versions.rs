@@ -2,7 +2,7 @@
 //! as the lifecycle routes answer them.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 // Dynamic SQL here is only ever built from this module's constant texts.
 use sqlx::AssertSqlSafe;
@@ -13,7 +13,7 @@ use super::{VISIBLE, Viewer, newest_first};
 use crate::Error;
 
 /// Who published a version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Publisher {
     /// The release's catalogue.
@@ -23,7 +23,7 @@ pub enum Publisher {
 }
 
 /// An open publish request of a version.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenRequest {
     pub id: Uuid,
@@ -32,7 +32,7 @@ pub struct OpenRequest {
 }
 
 /// One app version.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppVersion {
     pub id: Uuid,

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::apps::{ApprovalSettings, Command};
+use topics::apps::{Answer, ApprovalSettings, Command};
 use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
@@ -15,7 +15,7 @@ pub(super) async fn apply(
     command: &Envelope<Command>,
     tenant: Uuid,
     settings: &ApprovalSettings,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     sqlx::query(
         "INSERT INTO approval_settings (tenant_id, required, required_for, four_eyes, updated_by, \
          updated_at) VALUES ($1, $2, $3, $4, $5, now()) \
@@ -37,5 +37,5 @@ pub(super) async fn apply(
     };
     audit::record(tx, command, event).await?;
     let stored = readers::approval_settings::get(&mut **tx, readers::Tenant::new(tenant)).await?;
-    Ok(Outcome::done(stored))
+    Ok(Outcome::done(Answer::ApprovalSettings(stored)))
 }

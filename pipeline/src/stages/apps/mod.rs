@@ -13,7 +13,7 @@ mod withdraw;
 
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::apps::Command;
+use topics::apps::{Answer, Command};
 use topics::{Envelope, Outcome};
 
 use crate::Error;
@@ -35,7 +35,7 @@ impl Stage for AppsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Answer>, Error> {
         self.outcome(tx, command).await.map(Applied::from)
     }
 }
@@ -46,7 +46,7 @@ impl AppsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Answer>, Error> {
         match &command.body {
             Command::Upload {
                 version_id,

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::apps::{Command, Module, VersionStatus};
+use topics::apps::{Answer, Command, Module, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ pub(super) async fn release(
     name: &str,
     version: &str,
     module: &Module,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let size = i32::try_from(module.size_bytes)
         .map_err(|_| Error::Invalid(format!("module of {} bytes", module.size_bytes)))?;
     let existing: Option<Uuid> = sqlx::query_scalar(
@@ -79,7 +79,7 @@ pub(super) async fn retire(
     command: &Envelope<Command>,
     version_id: Uuid,
     name: &str,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let Some(row) = version_row::lock(tx, None, name, version_id).await? else {
         return Ok(Outcome::refused(
             RefusalCode::NotFound,

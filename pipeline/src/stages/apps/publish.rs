@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::apps::{Command, VersionStatus};
+use topics::apps::{Answer, Command, VersionStatus};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -17,7 +17,7 @@ pub(super) async fn apply(
     tenant: Uuid,
     version_id: Uuid,
     name: &str,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let Some(row) = version_row::lock(tx, Some(tenant), name, version_id).await? else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::apps::{Command, Module};
+use topics::apps::{Answer, Command, Module};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ pub(super) async fn apply(
     name: &str,
     version: &str,
     module: &Module,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let size = i32::try_from(module.size_bytes)
         .map_err(|_| Error::Invalid(format!("module of {} bytes", module.size_bytes)))?;
     let inserted = sqlx::query(

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::apps::{Command, VersionStatus};
+use topics::apps::{Answer, Command, VersionStatus};
 use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
@@ -71,7 +71,7 @@ pub(super) async fn answer(
     publisher: Option<Uuid>,
     name: &str,
     id: Uuid,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let version = match publisher {
         Some(tenant) => {
             let viewer = readers::apps::Viewer {
@@ -84,7 +84,7 @@ pub(super) async fn answer(
     }
     .map_err(Error::from)?;
     match version {
-        Some(version) => Ok(Outcome::done(version)),
+        Some(version) => Ok(Outcome::done(Answer::Version(Box::new(version)))),
         None => Err(Error::Invalid(format!(
             "version {id} vanished in its own transaction"
         ))),

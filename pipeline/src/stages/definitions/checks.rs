@@ -10,27 +10,16 @@
 //! A refusal does: `async_action_in_rule`, an app rule (written out, or a published rule named
 //! by a rule set) calling an action that answers through a webhook (SPEC §4.12 rule 7).
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
+pub(super) use topics::definitions::Finding;
 use topics::definitions::{Body, Kind, Rule, RuleEntry, StepRun};
 
 use crate::Error;
 
-/// One thing a check found, at a JSON Pointer into the body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Finding {
-    pub(super) code: &'static str,
-    pub(super) path: String,
-    pub(super) message: String,
-}
-
-impl Finding {
-    /// The finding as an issue of a 400 answer.
-    pub(super) fn issue(&self) -> Value {
-        json!({ "in": "body", "path": self.path, "message": self.message, "code": self.code })
-    }
+/// A refusal's finding as an issue of a 400 answer.
+pub(super) fn issue(finding: &Finding) -> Value {
+    json!({ "in": "body", "path": finding.path, "message": finding.message, "code": finding.code })
 }
 
 #[derive(Debug, Default)]
@@ -81,7 +70,7 @@ pub(super) async fn check(
             .await?;
             if published.is_none() {
                 checked.warnings.push(Finding {
-                    code: "unknown_workflow",
+                    code: "unknown_workflow".into(),
                     path: "/workflow".into(),
                     message: format!("No workflow {} is published.", flow.workflow),
                 });
@@ -111,7 +100,7 @@ async fn check_call(
     .await?;
     let Some((enabled, manifest)) = install else {
         checked.warnings.push(Finding {
-            code: "unknown_app",
+            code: "unknown_app".into(),
             path,
             message: format!("The app {app} is not installed."),
         });
@@ -119,7 +108,7 @@ async fn check_call(
     };
     if !enabled {
         checked.warnings.push(Finding {
-            code: "app_disabled",
+            code: "app_disabled".into(),
             path: path.clone(),
             message: format!(
                 "The install of {app} is disabled; its calls fail until it is enabled."
@@ -129,13 +118,13 @@ async fn check_call(
     let declared = &manifest["actions"][action];
     if !declared.is_object() {
         checked.warnings.push(Finding {
-            code: "unknown_action",
+            code: "unknown_action".into(),
             path,
             message: format!("The installed version of {app} has no action {action}."),
         });
     } else if from_rule && declared.get("async").is_some_and(Value::is_object) {
         checked.refusals.push(Finding {
-            code: "async_action_in_rule",
+            code: "async_action_in_rule".into(),
             path,
             message: format!(
                 "{app} {action} answers through a webhook; an app rule needs a synchronous action."
@@ -245,9 +234,9 @@ async fn published_body(
     })
 }
 
-fn unknown(code: &'static str, what: &str, key: &str, path: String) -> Finding {
+fn unknown(code: &str, what: &str, key: &str, path: String) -> Finding {
     Finding {
-        code,
+        code: code.to_owned(),
         path,
         message: format!("No {what} {key} is published."),
     }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::{Body, Command, Kind};
+use topics::definitions::{Answer, Body, Command, Kind};
 use topics::{Envelope, Outcome};
 
 use crate::Error;
@@ -15,7 +15,7 @@ pub(super) async fn apply(
     kind: Kind,
     key: &str,
     body: &Value,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     // The API read the body as its kind; a body that does not read was not produced by it.
     Body::parse(kind, body.clone())
         .map_err(|e| Error::Invalid(format!("a {} body that does not read: {e}", kind.as_str())))?;
@@ -54,5 +54,5 @@ pub(super) async fn apply(
     let created = readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version)
         .await?
         .ok_or_else(|| Error::Invalid("the version just created is not there".into()))?;
-    Ok(Outcome::done(created))
+    Ok(Outcome::done(Answer::Created(created)))
 }

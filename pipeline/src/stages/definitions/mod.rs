@@ -8,7 +8,7 @@ mod publish;
 
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::Command;
+use topics::definitions::{Answer, Command};
 use topics::{Envelope, Outcome};
 
 use crate::Error;
@@ -28,7 +28,7 @@ impl Stage for DefinitionsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Answer>, Error> {
         self.outcome(tx, command).await.map(Applied::from)
     }
 }
@@ -39,7 +39,7 @@ impl DefinitionsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Answer>, Error> {
         let tenant = tenant_of::<Self>(command)?;
         let tenant = readers::Tenant::new(tenant);
         match &command.body {

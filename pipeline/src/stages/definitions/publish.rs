@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::{Body, Command, Kind};
+use topics::definitions::{Answer, Body, Command, Kind, Published};
 use topics::{Envelope, Outcome, RefusalCode};
 
 use super::checks;
@@ -24,7 +24,7 @@ pub(super) async fn apply(
     kind: Kind,
     key: &str,
     version: i32,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let head: Option<Option<i32>> = sqlx::query_scalar(
         "SELECT published_version FROM definition_keys \
          WHERE tenant_id = $1 AND kind = $2 AND key = $3 FOR UPDATE",
@@ -55,11 +55,7 @@ pub(super) async fn apply(
         .map_err(|e| Error::Invalid(format!("a stored body that does not read: {e}")))?;
     let checked = checks::check(tx, tenant, &body).await?;
     if !checked.refusals.is_empty() {
-        let issues: Vec<_> = checked
-            .refusals
-            .iter()
-            .map(checks::Finding::issue)
-            .collect();
+        let issues: Vec<_> = checked.refusals.iter().map(checks::issue).collect();
         return Ok(Outcome::refused_with(
             RefusalCode::ValidationError,
             "The version cannot be published.",
@@ -98,9 +94,9 @@ pub(super) async fn apply(
     let definition = readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version)
         .await?
         .ok_or_else(|| Error::Invalid("the version just published is not there".into()))?;
-    Ok(Outcome::done(json!({
-        "definition": definition,
-        "warnings": checked.warnings,
+    Ok(Outcome::done(Answer::Published(Published {
+        definition,
+        warnings: checked.warnings,
     })))
 }
 

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::installs::Command;
+use topics::installs::{Answer, Command};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -21,7 +21,7 @@ pub(super) async fn apply(
     version_id: Uuid,
     enabled: bool,
     config: &Value,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     // FOR SHARE: a withdraw of this version waits for this install, so the two apply in order.
     // The secrets stored for the install come along (the same key's commands apply serially).
     let version: Option<(String, Value, Vec<String>)> = sqlx::query_as(
@@ -101,6 +101,8 @@ pub(super) async fn apply(
         payload,
     };
     audit::record(tx, command, event).await?;
-    let install = super::answer(tx, tenant, name).await?;
-    Ok(Outcome::done(install))
+    let install = super::answer(tx, tenant, name)
+        .await?
+        .ok_or_else(|| Error::Invalid("the install just written is not there".into()))?;
+    Ok(Outcome::done(Answer::Install(install)))
 }

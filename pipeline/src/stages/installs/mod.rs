@@ -11,7 +11,7 @@ mod uninstall;
 
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::installs::Command;
+use topics::installs::{Answer, Command};
 use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
@@ -32,7 +32,7 @@ impl Stage for InstallsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Answer>, Error> {
         self.outcome(tx, command).await.map(Applied::from)
     }
 }
@@ -43,7 +43,7 @@ impl InstallsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Answer>, Error> {
         let tenant = tenant_of::<Self>(command)?;
         match &command.body {
             Command::Install {

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::installs::Command;
+use topics::installs::{Answer, Command, SecretState};
 use topics::sealed::Sealed;
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
@@ -20,7 +20,7 @@ pub(super) async fn store(
     name: &str,
     secret: &str,
     sealed: &Sealed,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     sqlx::query(
         "INSERT INTO app_secrets (tenant_id, app_name, name, key_id, nonce, ciphertext, \
          stored_by, stored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) \
@@ -37,13 +37,7 @@ pub(super) async fn store(
     .execute(&mut **tx)
     .await?;
     record(tx, command, "app.secret.stored", name, secret).await?;
-    let install = super::answer(tx, tenant, name).await?;
-    Ok(Outcome::done(json!({
-        "appName": name,
-        "name": secret,
-        "stored": true,
-        "missingSecrets": install.map(|i| i.missing_secrets),
-    })))
+    state(tx, tenant, name, secret, true).await
 }
 
 pub(super) async fn revoke(
@@ -52,7 +46,7 @@ pub(super) async fn revoke(
     tenant: Uuid,
     name: &str,
     secret: &str,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let removed =
         sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2 AND name = $3")
             .bind(tenant)
@@ -67,9 +61,24 @@ pub(super) async fn revoke(
         ));
     }
     record(tx, command, "app.secret.revoked", name, secret).await?;
-    Ok(Outcome::done(
-        json!({ "appName": name, "name": secret, "stored": false }),
-    ))
+    state(tx, tenant, name, secret, false).await
+}
+
+/// The secret after the change, with what the install still misses.
+async fn state(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    name: &str,
+    secret: &str,
+    stored: bool,
+) -> Result<Outcome<Answer>, Error> {
+    let install = super::answer(tx, tenant, name).await?;
+    Ok(Outcome::done(Answer::Secret(SecretState {
+        app_name: name.to_owned(),
+        name: secret.to_owned(),
+        stored,
+        missing_secrets: install.map(|i| i.missing_secrets),
+    })))
 }
 
 async fn record(

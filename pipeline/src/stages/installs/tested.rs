@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::installs::Command;
+use topics::installs::{Answer, Command};
 use topics::{Envelope, Outcome};
 use uuid::Uuid;
 
@@ -25,7 +25,7 @@ pub(super) async fn apply(
     command: &Envelope<Command>,
     name: &str,
     test: Test<'_>,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let event = AuditEvent {
         action: "app.tested",
         subject_type: "app_install",
@@ -39,5 +39,5 @@ pub(super) async fn apply(
         }),
     };
     audit::record(tx, command, event).await?;
-    Ok(Outcome::done(json!({ "recorded": true })))
+    Ok(Outcome::done(Answer::TestRecorded))
 }

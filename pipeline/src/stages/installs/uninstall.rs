@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::installs::Command;
+use topics::installs::{Answer, Command, Uninstalled};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -20,7 +20,7 @@ pub(super) async fn apply(
     tenant: Uuid,
     name: &str,
     force: bool,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let installed: Option<Uuid> = sqlx::query_scalar(
         "SELECT version_id FROM app_installs WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
     )
@@ -97,9 +97,9 @@ pub(super) async fn apply(
         }),
     };
     audit::record(tx, command, event).await?;
-    Ok(Outcome::done(json!({
-        "appName": name,
-        "uninstalled": true,
-        "failedCallbacks": failed,
+    Ok(Outcome::done(Answer::Uninstalled(Uninstalled {
+        app_name: name.to_owned(),
+        uninstalled: true,
+        failed_callbacks: failed as u64,
     })))
 }

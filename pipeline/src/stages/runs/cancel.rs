@@ -3,6 +3,7 @@
 //! arriving later is stale) and its timers go. A run that ended answers 409 `conflict`.
 
 use sqlx::{Postgres, Transaction};
+use topics::runs::Answer;
 use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -12,7 +13,7 @@ pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
     run_id: Uuid,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     // NO KEY UPDATE: a stage settling one of the run's sessions inserts the run's timer, whose
     // foreign key takes KEY SHARE on this row while holding the session; FOR UPDATE would wait
     // on it while it waits on our session update (a deadlock).
@@ -56,9 +57,11 @@ pub(super) async fn apply(
             .execute(&mut **tx)
             .await?;
     }
-    let run = readers::runs::get(tx, readers::Tenant::new(tenant), run_id).await?;
+    let run = readers::runs::get(tx, readers::Tenant::new(tenant), run_id)
+        .await?
+        .ok_or_else(|| Error::Invalid("the run just written is not there".into()))?;
     // Before the commit: a cancel whose commit fails is applied (and counted) again on
     // redelivery, a rare double count; after it, a crash would miss the run instead.
     super::observe_finished(tenant, &definition_key, "cancelled", seconds);
-    Ok(Outcome::done(run))
+    Ok(Outcome::done(Answer::Run(run)))
 }

@@ -30,7 +30,7 @@ pub(crate) mod timers;
 
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::runs::Command;
+use topics::runs::{Answer, Command};
 use topics::{Envelope, Outcome};
 
 pub(crate) use self::call::Calls;
@@ -59,7 +59,7 @@ impl Stage for RunsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<()>, Error> {
+    ) -> Result<Applied<Answer>, Error> {
         self.outcome(tx, command).await.map(Applied::from)
     }
 
@@ -87,7 +87,7 @@ impl RunsStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<Outcome<Answer>, Error> {
         let tenant = tenant_of::<Self>(command)?;
         match &command.body {
             Command::Start {
@@ -107,7 +107,7 @@ impl RunsStage {
                 start::apply(tx, command, tenant, start).await
             }
             Command::Cancel { run_id } => cancel::apply(tx, tenant, *run_id).await,
-            Command::Resume { .. } => Ok(Outcome::done(serde_json::Value::Null)),
+            Command::Resume { .. } => Ok(Outcome::done(Answer::Resumed)),
             Command::OpenSubmission {
                 run_id,
                 submission_id,

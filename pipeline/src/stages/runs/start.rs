@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::runs::Command;
+use topics::runs::{Answer, Command};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -23,7 +23,7 @@ pub(super) async fn apply(
     command: &Envelope<Command>,
     tenant: Uuid,
     start: Start<'_>,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let Some(version) = version(tx, tenant, &start).await? else {
         let (path, message) = match start.version {
             Some(version) => (
@@ -55,8 +55,10 @@ pub(super) async fn apply(
     .bind(&command.principal.id)
     .execute(&mut **tx)
     .await?;
-    let run = readers::runs::get(tx, readers::Tenant::new(tenant), start.run_id).await?;
-    Ok(Outcome::done(run))
+    let run = readers::runs::get(tx, readers::Tenant::new(tenant), start.run_id)
+        .await?
+        .ok_or_else(|| Error::Invalid("the run just written is not there".into()))?;
+    Ok(Outcome::done(Answer::Run(run)))
 }
 
 /// The version the run pins: the one named, when it exists, else the published one.

@@ -1,9 +1,8 @@
 //! `OpenSubmission`: a collection submission bound to the run (README "Hand-off"), the handle
 //! an applicant's token names. A run that does not exist (or is another tenant's) is 404.
 
-use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::runs::Command;
+use topics::runs::{Answer, Command, Submission};
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -15,7 +14,7 @@ pub(super) async fn open(
     tenant: Uuid,
     run_id: Uuid,
     submission_id: Uuid,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome<Answer>, Error> {
     let opened: Option<(chrono::DateTime<chrono::Utc>,)> = sqlx::query_as(
         "INSERT INTO collection_submissions (id, tenant_id, workflow_run_id, created_by, \
          created_at) \
@@ -31,10 +30,10 @@ pub(super) async fn open(
     let Some((created_at,)) = opened else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such run."));
     };
-    Ok(Outcome::done(json!({
-        "id": submission_id,
-        "workflowRunId": run_id,
-        "createdBy": command.principal.id,
-        "createdAt": created_at,
+    Ok(Outcome::done(Answer::Submission(Submission {
+        id: submission_id,
+        workflow_run_id: run_id,
+        created_by: command.principal.id.clone(),
+        created_at,
     })))
 }
