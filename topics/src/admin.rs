@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::util::Timeout;
 
+use crate::client_log::Reporter;
 use crate::{Cluster, Error, Topic};
 
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -18,8 +18,9 @@ const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// changed (Kafka cannot take partitions away, adding some moves keys to other partitions, and
 /// moving replicas is an operator's reassignment).
 pub async fn ensure_topics(cluster: &Cluster, topics: &[Topic]) -> Result<(), Error> {
-    let admin: AdminClient<DefaultClientContext> =
-        cluster.client_config("topics-admin").create()?;
+    let admin: AdminClient<Reporter> = cluster
+        .client_config("topics-admin")
+        .create_with_context(Reporter::default())?;
     let existing = existing_topics(&admin)?;
     let replication = cluster.replication;
     for topic in topics {
@@ -85,7 +86,7 @@ struct Existing {
 
 /// The cluster's topics with their partition counts and replication. Runs at start-up only, so
 /// the short blocking metadata call is acceptable here.
-fn existing_topics(admin: &AdminClient<DefaultClientContext>) -> Result<Vec<Existing>, Error> {
+fn existing_topics(admin: &AdminClient<Reporter>) -> Result<Vec<Existing>, Error> {
     let metadata = admin
         .inner()
         .fetch_metadata(None, Timeout::After(ADMIN_TIMEOUT))?;

@@ -13,6 +13,7 @@ pub mod call_token;
 pub mod callbacks;
 pub mod catalogue;
 pub mod circuits;
+mod client_log;
 pub mod cluster;
 pub mod consumer;
 pub mod definitions;

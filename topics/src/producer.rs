@@ -9,6 +9,7 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer as _};
 use rdkafka::util::Timeout;
 
+use crate::client_log::Reporter;
 use crate::{Cluster, Envelope, Error, Message};
 
 /// Where a message landed.
@@ -21,7 +22,7 @@ pub struct Delivered {
 /// A cheap, clonable handle to one idempotent producer.
 #[derive(Clone)]
 pub struct Producer {
-    inner: FutureProducer,
+    inner: FutureProducer<Reporter>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -56,7 +57,7 @@ impl Producer {
         client_id: &str,
         linger: Duration,
     ) -> Result<Self, Error> {
-        let inner: FutureProducer = cluster
+        let inner: FutureProducer<Reporter> = cluster
             .client_config(client_id)
             .set("acks", "all")
             .set("enable.idempotence", "true")
@@ -65,7 +66,7 @@ impl Producer {
                 "message.timeout.ms",
                 DELIVERY_TIMEOUT.as_millis().to_string(),
             )
-            .create()?;
+            .create_with_context(Reporter::default())?;
         Ok(Self { inner })
     }
 

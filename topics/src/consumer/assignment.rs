@@ -11,12 +11,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, ConsumerContext, Rebalance};
+use rdkafka::error::KafkaError;
 
-/// The consumer's context: librdkafka's log through `log` (the default), plus the generations.
+use crate::client_log::Reporter;
+
+/// The consumer's context: librdkafka's reports as every client of ours logs them, plus the
+/// generations.
 #[derive(Default)]
 pub(super) struct Assignment {
     generations: Mutex<HashMap<i32, Arc<AtomicU64>>>,
+    reporter: Reporter,
 }
 
 impl Assignment {
@@ -30,7 +36,15 @@ impl Assignment {
     }
 }
 
-impl ClientContext for Assignment {}
+impl ClientContext for Assignment {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        self.reporter.log(level, facility, message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.reporter.error(error, reason);
+    }
+}
 
 impl ConsumerContext for Assignment {
     fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {

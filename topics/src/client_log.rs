@@ -1,0 +1,122 @@
+//! What librdkafka says of its connections, told once per outage rather than once per retry.
+//! While a broker is away every client reports each failed reconnect, as an error
+//! (`BrokerTransportFailure`, `AllBrokersDown`) and as a log line (`FAIL`): about a hundred
+//! lines a minute per client, which bury whatever else the log holds. [`Reporter`] logs the
+//! first report of each kind as it comes, only counts the same kind again for [`QUIET`], and
+//! logs the next one after that with how many it held back. Readiness (`/readyz`) names the
+//! broker for as long as it is away; the log need not repeat it.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rdkafka::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
+use rdkafka::error::KafkaError;
+
+/// How long the same kind of report is only counted after one was logged.
+const QUIET: Duration = Duration::from_secs(30);
+
+/// The client context of every producer, consumer and admin client of ours.
+#[derive(Debug, Default)]
+pub(crate) struct Reporter {
+    seen: Mutex<HashMap<String, Seen>>,
+}
+
+/// When a kind of report was last logged, and how many came since.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    logged_at: Instant,
+    held_back: u64,
+}
+
+impl Reporter {
+    /// Whether a report of `kind` arriving `now` is logged; `Some(n)`: yes, and `n` of its kind
+    /// were held back before it.
+    fn admit(&self, kind: &str, now: Instant) -> Option<u64> {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        match seen.get_mut(kind) {
+            Some(last) if now.duration_since(last.logged_at) < QUIET => {
+                last.held_back += 1;
+                None
+            }
+            Some(last) => {
+                let held_back = last.held_back;
+                *last = Seen {
+                    logged_at: now,
+                    held_back: 0,
+                };
+                Some(held_back)
+            }
+            None => {
+                seen.insert(
+                    kind.to_owned(),
+                    Seen {
+                        logged_at: now,
+                        held_back: 0,
+                    },
+                );
+                Some(0)
+            }
+        }
+    }
+}
+
+impl ClientContext for Reporter {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                if let Some(held_back) = self.admit(&format!("log {facility}"), Instant::now()) {
+                    tracing::error!(target: "librdkafka", facility, held_back, "{message}");
+                }
+            }
+            RDKafkaLogLevel::Warning => {
+                if let Some(held_back) = self.admit(&format!("log {facility}"), Instant::now()) {
+                    tracing::warn!(target: "librdkafka", facility, held_back, "{message}");
+                }
+            }
+            RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+                tracing::info!(target: "librdkafka", facility, "{message}");
+            }
+            RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", facility, "{message}"),
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        let kind = match error.rdkafka_error_code() {
+            Some(code) => format!("error {code:?}"),
+            None => format!("error {error}"),
+        };
+        if let Some(held_back) = self.admit(&kind, Instant::now()) {
+            tracing::error!(target: "librdkafka", %error, held_back, "{reason}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_counted_and_told_with_the_next_report_after_the_quiet_time() {
+        let reporter = Reporter::default();
+        let start = Instant::now();
+        assert_eq!(reporter.admit("error AllBrokersDown", start), Some(0));
+        for second in 1..=29 {
+            let now = start + Duration::from_secs(second);
+            assert_eq!(reporter.admit("error AllBrokersDown", now), None);
+        }
+        // Another kind is its own.
+        let later = start + Duration::from_secs(5);
+        assert_eq!(reporter.admit("log FAIL", later), Some(0));
+        let after = start + QUIET;
+        assert_eq!(reporter.admit("error AllBrokersDown", after), Some(29));
+        assert_eq!(
+            reporter.admit("error AllBrokersDown", after + Duration::from_secs(1)),
+            None
+        );
+    }
+}
