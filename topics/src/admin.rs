@@ -20,7 +20,7 @@ const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn ensure_topics(cluster: &Cluster, topics: &[Topic]) -> Result<(), Error> {
     let admin: AdminClient<Reporter> = cluster
         .client_config("topics-admin")
-        .create_with_context(Reporter::default())?;
+        .create_with_context(Reporter)?;
     let existing = existing_topics(&admin)?;
     let replication = cluster.replication;
     for topic in topics {

@@ -1,13 +1,14 @@
 //! What librdkafka says of its connections, told once per outage rather than once per retry.
-//! While a broker is away every client reports each failed reconnect, as an error
-//! (`BrokerTransportFailure`, `AllBrokersDown`) and as a log line (`FAIL`): about a hundred
-//! lines a minute per client, which bury whatever else the log holds. [`Reporter`] logs the
-//! first report of each kind as it comes, only counts the same kind again for [`QUIET`], and
-//! logs the next one after that with how many it held back. Readiness (`/readyz`) names the
-//! broker for as long as it is away; the log need not repeat it.
+//! While a broker is away every client (a process has a dozen: a consumer and a dead-letter
+//! producer per stage, the command producer) reports each failed reconnect, as an error
+//! (`BrokerTransportFailure`, `AllBrokersDown`) and as a log line (facility `FAIL`): thousands
+//! of lines a minute, which bury whatever else the log holds. [`Reporter`] logs the first
+//! report of each kind in the process as it comes, only counts the same kind again for
+//! [`QUIET`], and logs the next one after that with how many it held back. Readiness
+//! (`/readyz`) names the broker for as long as it is away; the log need not repeat it.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rdkafka::ClientContext;
@@ -17,9 +18,17 @@ use rdkafka::error::KafkaError;
 /// How long the same kind of report is only counted after one was logged.
 const QUIET: Duration = Duration::from_secs(30);
 
-/// The client context of every producer, consumer and admin client of ours.
+/// The client context of every producer, consumer and admin client of ours: what they report
+/// is folded across the process.
 #[derive(Debug, Default)]
-pub(crate) struct Reporter {
+pub(crate) struct Reporter;
+
+/// The kinds of report seen in this process.
+static SEEN: LazyLock<Folding> = LazyLock::new(Folding::default);
+
+/// Which kinds of report were logged when.
+#[derive(Debug, Default)]
+struct Folding {
     seen: Mutex<HashMap<String, Seen>>,
 }
 
@@ -30,7 +39,7 @@ struct Seen {
     held_back: u64,
 }
 
-impl Reporter {
+impl Folding {
     /// Whether a report of `kind` arriving `now` is logged; `Some(n)`: yes, and `n` of its kind
     /// were held back before it.
     fn admit(&self, kind: &str, now: Instant) -> Option<u64> {
@@ -62,24 +71,34 @@ impl Reporter {
     }
 }
 
+/// Whether a log line of `level` from `facility` is folded: warnings and errors, and the
+/// connection failures (`FAIL`) librdkafka logs at any level.
+fn folded(level: RDKafkaLogLevel, facility: &str) -> bool {
+    (level as i32) <= (RDKafkaLogLevel::Warning as i32) || facility == "FAIL"
+}
+
 impl ClientContext for Reporter {
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        let held_back = if folded(level, facility) {
+            match SEEN.admit(&format!("log {facility}"), Instant::now()) {
+                Some(held_back) => held_back,
+                None => return,
+            }
+        } else {
+            0
+        };
         match level {
             RDKafkaLogLevel::Emerg
             | RDKafkaLogLevel::Alert
             | RDKafkaLogLevel::Critical
             | RDKafkaLogLevel::Error => {
-                if let Some(held_back) = self.admit(&format!("log {facility}"), Instant::now()) {
-                    tracing::error!(target: "librdkafka", facility, held_back, "{message}");
-                }
+                tracing::error!(target: "librdkafka", facility, held_back, "{message}");
             }
             RDKafkaLogLevel::Warning => {
-                if let Some(held_back) = self.admit(&format!("log {facility}"), Instant::now()) {
-                    tracing::warn!(target: "librdkafka", facility, held_back, "{message}");
-                }
+                tracing::warn!(target: "librdkafka", facility, held_back, "{message}");
             }
             RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
-                tracing::info!(target: "librdkafka", facility, "{message}");
+                tracing::info!(target: "librdkafka", facility, held_back, "{message}");
             }
             RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", facility, "{message}"),
         }
@@ -90,7 +109,7 @@ impl ClientContext for Reporter {
             Some(code) => format!("error {code:?}"),
             None => format!("error {error}"),
         };
-        if let Some(held_back) = self.admit(&kind, Instant::now()) {
+        if let Some(held_back) = SEEN.admit(&kind, Instant::now()) {
             tracing::error!(target: "librdkafka", %error, held_back, "{reason}");
         }
     }
@@ -101,8 +120,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn connection_failures_and_warnings_are_folded_and_the_rest_told() {
+        assert!(folded(RDKafkaLogLevel::Error, "REQTMOUT"));
+        assert!(folded(RDKafkaLogLevel::Warning, "SESSTMOUT"));
+        assert!(folded(RDKafkaLogLevel::Info, "FAIL"));
+        assert!(!folded(RDKafkaLogLevel::Info, "CGRPJOIN"));
+    }
+
+    #[test]
     fn repeats_are_counted_and_told_with_the_next_report_after_the_quiet_time() {
-        let reporter = Reporter::default();
+        let reporter = Folding::default();
         let start = Instant::now();
         assert_eq!(reporter.admit("error AllBrokersDown", start), Some(0));
         for second in 1..=29 {

@@ -66,7 +66,7 @@ impl Producer {
                 "message.timeout.ms",
                 DELIVERY_TIMEOUT.as_millis().to_string(),
             )
-            .create_with_context(Reporter::default())?;
+            .create_with_context(Reporter)?;
         Ok(Self { inner })
     }
 
