@@ -10,7 +10,9 @@
 //   DURATION  (default 60s)
 //
 // Counters received / duplicate / stale / refused (any other answer) let the run script
-// reconcile what was answered with what was recorded.
+// reconcile what was answered with what was recorded, and each `received` or `stale` answer is
+// written to the console output (`received <eventId>`, `stale <eventId>`) so it can check that
+// every answer matches what recording the event came to.
 import http from 'k6/http';
 import exec from 'k6/execution';
 import { check } from 'k6';
@@ -72,10 +74,12 @@ export default function () {
   }
   if (response.status === 202 && answer.received === true) {
     received.add(1);
+    console.log(`received ${eventId}`);
   } else if (response.status === 200 && answer.duplicate === true) {
     duplicate.add(1);
   } else if (response.status === 200 && answer.stale === true) {
     stale.add(1);
+    console.log(`stale ${eventId}`);
   } else {
     refused.add(1);
   }

@@ -6,6 +6,7 @@
 //! command again. A command still unapplied after the wait answers 504 `command_timeout` with
 //! its id: it stays on the log and will apply.
 
+use std::future::Future;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -16,6 +17,7 @@ use uuid::Uuid;
 use crate::auth::Principal as Caller;
 use crate::auth::claims::Kind;
 use crate::error::Error;
+use crate::replies::Waiter;
 use crate::state::State;
 
 /// How often a waiting route reads the inbox.
@@ -53,33 +55,53 @@ pub(crate) async fn send_and_wait<B: Message>(
     state: &State,
     envelope: &Envelope<B>,
 ) -> Result<Outcome<B::Answer>, Error> {
-    let mut waiter = state.replies.wait_for(envelope.id);
+    let waiter = state.replies.wait_for(envelope.id);
     state
         .producer
         .send(envelope)
         .await
         .map_err(|e| Error::Unavailable(format!("the command log: {e}")))?;
+    outcome_of(state, waiter, envelope.id, || {
+        stored_reply(state, envelope.id)
+    })
+    .await
+}
+
+/// Waits for the outcome of `command_id`, produced after `waiter` began to wait: the reply
+/// over Redis, or else what `stored` reads of it (every [`INBOX_POLL`], and once more at the
+/// end of the wait). Still none after `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
+pub(crate) async fn outcome_of<A, Stored, Reading>(
+    state: &State,
+    mut waiter: Waiter,
+    command_id: Uuid,
+    stored: Stored,
+) -> Result<Outcome<A>, Error>
+where
+    A: DeserializeOwned,
+    Stored: Fn() -> Reading,
+    Reading: Future<Output = Result<Option<Reply<A>>, Error>>,
+{
     let deadline = tokio::time::Instant::now() + state.config.command_wait;
     let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + INBOX_POLL, INBOX_POLL);
     let reply = loop {
         tokio::select! {
             reply = &mut waiter.reply => match reply {
-                Ok(payload) => break decoded(envelope.id, serde_json::from_slice(&payload))?,
-                // The sender went away without a reply: only the inbox can tell now.
-                Err(_) => match stored_reply(state, envelope.id).await? {
+                Ok(payload) => break decoded(command_id, serde_json::from_slice(&payload))?,
+                // The sender went away without a reply: only the stored outcome can tell now.
+                Err(_) => match stored().await? {
                     Some(reply) => break reply,
                     None => tokio::time::sleep_until(deadline).await,
                 },
             },
             _ = poll.tick() => {
-                if let Some(reply) = stored_reply(state, envelope.id).await? {
+                if let Some(reply) = stored().await? {
                     break reply;
                 }
             }
             () = tokio::time::sleep_until(deadline) => {
-                match stored_reply(state, envelope.id).await? {
+                match stored().await? {
                     Some(reply) => break reply,
-                    None => return Err(Error::CommandTimeout { command_id: envelope.id }),
+                    None => return Err(Error::CommandTimeout { command_id }),
                 }
             }
         }
@@ -87,8 +109,7 @@ pub(crate) async fn send_and_wait<B: Message>(
     match reply {
         Reply::Applied { outcome } => Ok(outcome),
         Reply::DeadLettered { reason } => Err(Error::Internal(format!(
-            "command {} was dead-lettered: {reason}",
-            envelope.id
+            "command {command_id} was dead-lettered: {reason}"
         ))),
     }
 }

@@ -30,10 +30,14 @@ pub trait Stage: Send + Sync + 'static {
     /// Up to how many queued commands of a partition apply in one transaction (a group
     /// commit); 1 applies each alone.
     const BATCH_LIMIT: usize = 1;
-    /// Whether each command gets an inbox row and a reply: commands a route waits on. A stage
-    /// whose events are recorded by rows of their own, which a route does not wait for, says
-    /// no (its redeliveries are its own to recognise).
+    /// Whether each command gets an inbox row (and a reply): commands a route waits on. A
+    /// stage whose events are recorded by rows of their own says no: its redeliveries are its
+    /// own to recognise, and to answer.
     const INBOX: bool = true;
+    /// Whether each command's outcome is published to a waiting route; always with an inbox,
+    /// and for a stage without one whose rows say what each event came to (the callbacks
+    /// stage: the webhook route answers the vendor from it).
+    const REPLIES: bool = Self::INBOX;
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
     /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
@@ -231,7 +235,7 @@ impl<S: Stage> StageHandler<S> {
                     inbox::applied(&mut tx, batch[i].envelope.id, &applied.outcome).await?;
                 }
                 done[i] = Some(Done {
-                    reply: S::INBOX.then_some(Reply::Applied {
+                    reply: (S::INBOX || S::REPLIES).then_some(Reply::Applied {
                         outcome: applied.outcome,
                     }),
                     then: Some(applied.then),
@@ -299,13 +303,17 @@ impl<S: Stage> Handler for StageHandler<S> {
     /// A dead-lettered command's reply is recorded in the inbox (so a redelivery and a waiter
     /// that missed the message find it) and published. A message that does not decode has no
     /// tenant to record it under; its reply is only published, to the id in its headers. A
-    /// stage without an inbox answers nobody: the message stays on the dead-letter topic for
-    /// an operator.
+    /// stage without an inbox records nothing (the message stays on the dead-letter topic for
+    /// an operator) and publishes the dead letter if it publishes replies at all, so a waiting
+    /// route answers now rather than at the end of its wait.
     async fn dead_lettered(
         &self,
         delivery: &Delivery<'_>,
         reason: &str,
     ) -> Result<(), HandleError> {
+        let dead: Reply<AnswerOf<S>> = Reply::DeadLettered {
+            reason: reason.to_owned(),
+        };
         if !S::INBOX {
             tracing::error!(
                 stage = S::NAME,
@@ -314,6 +322,9 @@ impl<S: Stage> Handler for StageHandler<S> {
                 reason,
                 "a message was dead-lettered"
             );
+            if let Some(id) = S::REPLIES.then(|| message_id(delivery)).flatten() {
+                self.publish(id, &dead).await;
+            }
             return Ok(());
         }
         match Envelope::<S::Body>::decode(delivery.payload) {
@@ -324,18 +335,19 @@ impl<S: Stage> Handler for StageHandler<S> {
                 self.publish(command.id, &reply).await;
             }
             Err(_) => {
-                let id = delivery
-                    .header("id")
-                    .and_then(|id| std::str::from_utf8(id).ok())
-                    .and_then(|id| Uuid::try_parse(id).ok());
-                if let Some(id) = id {
-                    let reply: Reply<AnswerOf<S>> = Reply::DeadLettered {
-                        reason: reason.to_owned(),
-                    };
-                    self.publish(id, &reply).await;
+                if let Some(id) = message_id(delivery) {
+                    self.publish(id, &dead).await;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The id a message's headers carry: a message that does not decode is still answered by it.
+fn message_id(delivery: &Delivery<'_>) -> Option<Uuid> {
+    delivery
+        .header("id")
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .and_then(|id| Uuid::try_parse(id).ok())
 }

@@ -1,7 +1,9 @@
 //! Vendor webhook events (SPEC §4.8, §6.3) on [`catalogue::CALLBACKS`], keyed by the callback
 //! session they name, so one session has one writer and the first event that settles it wins.
 //! The API produces an event once the session's module has read the webhook; the envelope's
-//! `time` is when the webhook arrived and its tenant the session's.
+//! `time` is when the webhook arrived and its tenant the session's. The stage answers what
+//! recording it came to ([`Answer`]), and the webhook route answers the vendor from that: only
+//! the one writer of the session knows which event settled it.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,6 +22,16 @@ pub enum EventStatus {
 }
 
 impl EventStatus {
+    /// The status its text names.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "completed" => Some(EventStatus::Completed),
+            "failed" => Some(EventStatus::Failed),
+            "pending" => Some(EventStatus::Pending),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventStatus::Completed => "completed",
@@ -49,11 +61,41 @@ pub struct Event {
     pub error: Option<String>,
 }
 
+/// What recording an event came to, as the callbacks stage decided it under the session's lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "recorded", rename_all = "snake_case")]
+pub enum Answer {
+    /// The event settled its pending session, to `status` (`completed` or `failed`).
+    Settled { status: EventStatus },
+    /// A `pending` event on a pending session: it keeps waiting.
+    Accepted,
+    /// The session had settled before (another event, its timeout, a cancel, a forced
+    /// uninstall): recorded, nothing changed; `status` is the session's.
+    Stale { status: String },
+    /// Another delivery of the vendor's event id was recorded before: nothing recorded.
+    Duplicate,
+}
+
+impl Answer {
+    /// The answer a recorded event got, from its row: the outcome recorded (`settled`,
+    /// `accepted`, `stale`), the event's status and its session's status now. `None` for an
+    /// outcome this build does not know.
+    pub fn of_recorded(outcome: &str, status: EventStatus, session_status: &str) -> Option<Self> {
+        match outcome {
+            "settled" => Some(Answer::Settled { status }),
+            "accepted" => Some(Answer::Accepted),
+            "stale" => Some(Answer::Stale {
+                status: session_status.to_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl Message for Event {
     const TOPIC: Topic = catalogue::CALLBACKS;
     const VERSION: u16 = 1;
-    /// Nobody waits on a vendor's event: the webhook route answered once it was durable.
-    type Answer = ();
+    type Answer = Answer;
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::id_key(self.session_id)
@@ -86,5 +128,43 @@ mod tests {
         let back: Event = serde_json::from_value(wire).expect("reads back");
         assert_eq!(back, completed);
         assert!(EventStatus::Failed.settles() && !EventStatus::Pending.settles());
+    }
+
+    #[test]
+    fn a_recorded_event_reads_back_as_the_answer_it_got() {
+        assert_eq!(
+            Answer::of_recorded("settled", EventStatus::Failed, "failed"),
+            Some(Answer::Settled {
+                status: EventStatus::Failed
+            })
+        );
+        assert_eq!(
+            Answer::of_recorded("accepted", EventStatus::Pending, "pending"),
+            Some(Answer::Accepted)
+        );
+        assert_eq!(
+            Answer::of_recorded("stale", EventStatus::Completed, "timed_out"),
+            Some(Answer::Stale {
+                status: "timed_out".into()
+            })
+        );
+        assert_eq!(
+            Answer::of_recorded("lost", EventStatus::Completed, "pending"),
+            None
+        );
+        assert_eq!(
+            serde_json::to_value(Answer::Stale {
+                status: "completed".into()
+            })
+            .expect("json"),
+            json!({"recorded": "stale", "status": "completed"})
+        );
+        for text in ["completed", "failed", "pending"] {
+            assert_eq!(
+                EventStatus::parse(text).map(EventStatus::as_str),
+                Some(text)
+            );
+        }
+        assert_eq!(EventStatus::parse("timed_out"), None);
     }
 }

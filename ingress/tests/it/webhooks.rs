@@ -670,3 +670,154 @@ async fn a_platform_external_id_that_names_sessions_of_two_tenants_reaches_neith
         .expect("request");
     assert_envelope(response, 409, "conflict").await;
 }
+
+#[tokio::test]
+async fn hostile_input_on_either_webhook_route_is_a_4xx_with_the_envelope_and_logs_no_error() {
+    let tenant = Tenant::new();
+    let app = "hook-hostile";
+    let completed = event("evt-z", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, app, completed, 600).await;
+    let log = tempfile::NamedTempFile::new().expect("log file");
+    let api = Instance::start_logging_to(&[], log.path()).await;
+    let tenant_url = api.url(&format!("/webhooks/apps/{app}/tenants/{}", tenant.id));
+    let platform_url = api.url(&format!("/webhooks/apps/{app}"));
+    let post = |url: String, body: Vec<u8>| async move {
+        client().post(url).body(body).send().await.expect("request")
+    };
+
+    // (query, what either route answers): an id no session can have is refused before any
+    // lookup; one that could be an id but is no session's is 404.
+    let long = "x".repeat(201);
+    let longest = "%C3%A9".repeat(200);
+    let in_the_url = [
+        ("externalId=%00".to_owned(), 400, "validation_error"),
+        ("externalId=a%00b".to_owned(), 400, "validation_error"),
+        (format!("externalId={long}"), 400, "validation_error"),
+        (
+            "externalId=a&externalId=b".to_owned(),
+            400,
+            "validation_error",
+        ),
+        ("externalId=%FF%FE".to_owned(), 404, "not_found"),
+        ("externalId=%01%1F%7F".to_owned(), 404, "not_found"),
+        ("externalId=%E2%80%AEdi".to_owned(), 404, "not_found"),
+        ("externalId=%25%2e%2e%2F".to_owned(), 404, "not_found"),
+        (format!("externalId={longest}"), 404, "not_found"),
+    ];
+    for url in [&tenant_url, &platform_url] {
+        for (query, status, code) in &in_the_url {
+            let response = post(format!("{url}?{query}"), b"{}".to_vec()).await;
+            let answer = assert_envelope(response, *status, code).await;
+            if *status == 400 {
+                let issue = &answer["error"]["details"]["issues"][0];
+                assert_eq!(
+                    (&issue["in"], &issue["path"]),
+                    (&json!("query"), &json!("externalId")),
+                    "{query}: {answer}"
+                );
+            }
+        }
+    }
+
+    // Bodies read where the app declares the id (`/sessionId`); the platform publishes no
+    // version of this app, so its route reads no body at all.
+    let in_the_body: [(Vec<u8>, u16, &str); 5] = [
+        (
+            br#"{"sessionId": "a\u0000b"}"#.to_vec(),
+            400,
+            "validation_error",
+        ),
+        (
+            json!({"sessionId": long}).to_string().into_bytes(),
+            400,
+            "validation_error",
+        ),
+        (
+            br#"{"sessionId": "\u0001\u001f"}"#.to_vec(),
+            404,
+            "not_found",
+        ),
+        (b"\xff\xfe{}".to_vec(), 400, "missing_external_id"),
+        (
+            br#"{"sessionId": 1e400}"#.to_vec(),
+            400,
+            "missing_external_id",
+        ),
+    ];
+    for (body, status, code) in &in_the_body {
+        let answer =
+            assert_envelope(post(tenant_url.clone(), body.clone()).await, *status, code).await;
+        if *status == 400 && *code == "validation_error" {
+            let issue = &answer["error"]["details"]["issues"][0];
+            assert_eq!(
+                (&issue["in"], &issue["path"]),
+                (&json!("body"), &json!("/sessionId")),
+                "{answer}"
+            );
+        }
+        assert_envelope(
+            post(platform_url.clone(), body.clone()).await,
+            400,
+            "missing_external_id",
+        )
+        .await;
+    }
+    // Paths that cannot name a publisher or an app.
+    for path in [
+        format!("/webhooks/apps/{app}/tenants/%00"),
+        format!("/webhooks/apps/{app}/tenants/{}%00", tenant.id),
+        "/webhooks/apps/%00".to_owned(),
+        format!("/webhooks/apps/{}", "a".repeat(101)),
+    ] {
+        let url = api.url(&format!("{path}?externalId={EXTERNAL_ID}"));
+        assert_envelope(post(url, b"{}".to_vec()).await, 404, "not_found").await;
+    }
+
+    // None of it reached the session, and none of it was an error of ours.
+    assert_eq!(session_of(&tenant, &run).await["status"], "pending");
+    let lines = std::fs::read_to_string(log.path()).expect("log");
+    let errors: Vec<&str> = lines
+        .lines()
+        .filter(|line| line.contains(r#""level":"error""#))
+        .collect();
+    assert!(errors.is_empty(), "logged at error: {errors:#?}");
+}
+
+#[tokio::test]
+async fn a_session_finishes_on_the_version_that_started_it_after_an_upgrade() {
+    let tenant = Tenant::new();
+    let app = "hook-upgraded";
+    let first = event("evt-v1", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, app, first, 600).await;
+
+    // Version 2 reads webhooks otherwise: its event would fail the session.
+    let mut manifest = crate::support::modules::manifest(app, "2.0.0");
+    manifest["actions"]["check"]["async"] = json!({"callbackTimeoutSeconds": 600});
+    manifest["handles"] = json!({"webhook": true, "webhookExternalId": {"json": "/sessionId"}});
+    let pending = json!({"status": "pending", "externalId": "another-session"});
+    let second = event("evt-v2", "failed", json!({"error": "version 2 read this"}));
+    let upgraded = tenant
+        .published(crate::support::modules::with_webhook(
+            &manifest, &pending, &second,
+        ))
+        .await;
+    let install = json!({"versionId": upgraded["id"], "config": {"baseUrl": "http://127.0.0.1:9"}});
+    let (status, body) = tenant.install(app, install).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["version"], "2.0.0");
+
+    let (status, answer) = post(&tenant_route(&tenant, app), &vendor_body()).await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(
+        (&answer["received"], &answer["status"]),
+        (&json!(true), &json!("completed"))
+    );
+    let ended = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["context"]["idv"], json!({"verified": true}));
+    let session = session_of(&tenant, &run).await;
+    assert_eq!(
+        recorded_events(&session, 1).await,
+        [("evt-v1".into(), "settled".into())]
+    );
+}

@@ -13,18 +13,21 @@
 //! - on a settled session (settled before, or by an earlier event of the same batch) it is
 //!   recorded as `stale` and changes nothing.
 //!
-//! A batch that fails is applied again one event at a time by the consumer, so an event that
-//! can never apply is dead-lettered alone. The stage keeps no inbox row and sends no reply
-//! ([`Stage::INBOX`]): the event's own row is the record of it having been applied, and the
-//! webhook route answered once the event was on the log. `svc.app.callback.wait` is observed
-//! after the commit ([`Stage::after_commit`]).
+//! Each event is answered ([`Answer`]: settled, accepted, stale with the session's status, or a
+//! duplicate of a recorded event id), and the webhook route answers the vendor from it: the
+//! one writer of a session is the only one that knows which event settled it. The stage keeps
+//! no inbox row ([`Stage::INBOX`]) but publishes the replies ([`Stage::REPLIES`]): the event's
+//! own row is the record of it having been applied, and a redelivered message is answered from
+//! it. A batch that fails is applied again one event at a time by the consumer, so an event
+//! that can never apply is dead-lettered alone. `svc.app.callback.wait` is observed after the
+//! commit ([`Stage::after_commit`]).
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::callbacks::Event;
+use topics::callbacks::{Answer, Event, EventStatus};
 use topics::{Envelope, Outcome};
 use tracing::Instrument;
 use uuid::Uuid;
@@ -51,15 +54,16 @@ impl Stage for CallbacksStage {
     const NAME: &'static str = "callbacks";
     const BATCH_LIMIT: usize = BATCH_LIMIT;
     const INBOX: bool = false;
+    const REPLIES: bool = true;
 
     async fn apply(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
-    ) -> Result<Applied<(), Self::Then>, Error> {
+    ) -> Result<Applied<Answer, Self::Then>, Error> {
         tracing::Span::current().record("svc.app.name", event.body.app_name.as_str());
         let mut sessions = lock_sessions(tx, [event]).await?;
-        applied(apply(tx, &mut sessions, event).await?)
+        Ok(applied(apply(tx, &mut sessions, event).await?))
     }
 
     /// The batch's sessions are locked first, in id order, then each event applied in turn.
@@ -67,17 +71,17 @@ impl Stage for CallbacksStage {
         &self,
         tx: &mut Transaction<'_, Postgres>,
         events: &[&Decoded<Event>],
-    ) -> Result<Vec<Applied<(), Self::Then>>, Error> {
+    ) -> Result<Vec<Applied<Answer, Self::Then>>, Error> {
         let mut sessions = lock_sessions(tx, events.iter().map(|e| &e.envelope)).await?;
         let mut done = Vec::with_capacity(events.len());
         for event in events {
             event
                 .span
                 .record("svc.app.name", event.envelope.body.app_name.as_str());
-            let waited = apply(tx, &mut sessions, &event.envelope)
+            let answered = apply(tx, &mut sessions, &event.envelope)
                 .instrument(event.span.clone())
                 .await?;
-            done.push(applied(waited)?);
+            done.push(applied(answered));
         }
         Ok(done)
     }
@@ -100,12 +104,12 @@ impl Stage for CallbacksStage {
     }
 }
 
-/// An event applied: nobody waits for a reply, so its outcome says only that.
-fn applied(waited: Option<Waited>) -> Result<Applied<(), Option<Waited>>, Error> {
-    Ok(Applied {
-        outcome: Outcome::done(()),
+/// An event applied: its answer, and the wait of the session it settled.
+fn applied((answer, waited): (Answer, Option<Waited>)) -> Applied<Answer, Option<Waited>> {
+    Applied {
+        outcome: Outcome::done(answer),
         then: waited,
-    })
+    }
 }
 
 /// The session an event names, as settling reads it.
@@ -177,12 +181,13 @@ async fn lock_sessions<'a>(
     Ok(sessions.into_iter().map(|s| (s.id, s)).collect())
 }
 
-/// Records one event against its locked session; answers the wait of the session it settled.
+/// Records one event against its locked session; answers what that came to, and the wait of
+/// the session it settled.
 async fn apply(
     tx: &mut Transaction<'_, Postgres>,
     sessions: &mut HashMap<Uuid, Session>,
     envelope: &Envelope<Event>,
-) -> Result<Option<Waited>, Error> {
+) -> Result<(Answer, Option<Waited>), Error> {
     let tenant = envelope
         .tenant
         .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
@@ -203,28 +208,33 @@ async fn apply(
             event_id = event.event_id,
             "a repeat of a recorded event; nothing to do"
         );
-        return Ok(None);
+        return Ok((repeat(tx, tenant, envelope).await?, None));
     }
-    let waited = match recorded {
+    let (answer, waited) = match recorded {
         Recorded::Settled => {
             let seconds = settle(tx, tenant, event, session).await?;
             session.status = event.status.as_str().to_owned();
-            Some(Waited {
+            let waited = Waited {
                 tenant,
                 app: event.app_name.clone(),
                 action: session.action.clone(),
                 result: event.status.as_str(),
                 seconds,
-            })
+            };
+            let settled = Answer::Settled {
+                status: event.status,
+            };
+            (settled, Some(waited))
         }
-        Recorded::Accepted => None,
+        Recorded::Accepted => (Answer::Accepted, None),
         Recorded::Stale => {
             tracing::info!(
                 event_id = event.event_id,
                 session = session.status,
                 "stale event"
             );
-            return Ok(None);
+            let status = session.status.clone();
+            return Ok((Answer::Stale { status }, None));
         }
     };
     let audited = AuditEvent {
@@ -239,7 +249,36 @@ async fn apply(
         }),
     };
     audit::record(tx, envelope, audited).await?;
-    Ok(waited)
+    Ok((answer, waited))
+}
+
+/// The answer to an event that recorded nothing: this very message again (a redelivery) gets
+/// the answer it got the first time, from its row; another message with a recorded event id
+/// is a duplicate.
+async fn repeat(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    envelope: &Envelope<Event>,
+) -> Result<Answer, Error> {
+    let recording = readers::callbacks::webhook::recording(
+        &mut **tx,
+        readers::Tenant::new(tenant),
+        envelope.id,
+    )
+    .await?;
+    let Some(recording) = recording else {
+        return Ok(Answer::Duplicate);
+    };
+    EventStatus::parse(&recording.status)
+        .and_then(|status| {
+            Answer::of_recorded(&recording.outcome, status, &recording.session_status)
+        })
+        .ok_or_else(|| {
+            Error::Invalid(format!(
+                "event {} is recorded as {} {}",
+                envelope.id, recording.outcome, recording.status
+            ))
+        })
 }
 
 /// `svc.app.callback.wait` of a session that settled: `result` is how (`completed`, `failed`,

@@ -2,14 +2,15 @@
 //! publisher's newest published version says a webhook's external id is ([`external_id_source`]),
 //! the session an external id names with its tenant's install, the version that started it and
 //! whether another tenant's session has the same id ([`find`]), and whether an event id was
-//! already recorded ([`recorded_event`]).
+//! already recorded ([`recorded_event`]); and after, what recording one event message came to
+//! ([`recording`]), when the stage's reply did not reach the route.
 //!
 //! [`find`] is the one read of this crate that does not start from a tenant: the platform route
 //! serves every tenant and learns the tenant from the session. It sees only sessions started by
 //! platform versions; the tenant route sees only that tenant's sessions of its own versions.
 
 use serde_json::Value;
-use sqlx::{PgPool, Postgres, QueryBuilder};
+use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::target::{Target, target_columns};
@@ -100,5 +101,33 @@ pub async fn recorded_event(
     .bind(app)
     .bind(event_id)
     .fetch_optional(pool)
+    .await?)
+}
+
+/// What recording one event message came to, and its session's status now.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Recording {
+    /// `settled`, `accepted` or `stale`.
+    pub outcome: String,
+    /// The event's status: `completed`, `failed` or `pending`.
+    pub status: String,
+    pub session_status: String,
+}
+
+/// The recording of the event message `message_id` (its envelope's id), once the callbacks
+/// stage committed it.
+pub async fn recording(
+    executor: impl PgExecutor<'_>,
+    tenant: Tenant,
+    message_id: Uuid,
+) -> Result<Option<Recording>, Error> {
+    Ok(sqlx::query_as(
+        "SELECT e.outcome, e.status, s.status AS session_status FROM app_callback_events e \
+         JOIN app_callback_sessions s ON s.id = e.session_id \
+         WHERE e.id = $1 AND e.tenant_id = $2",
+    )
+    .bind(message_id)
+    .bind(tenant.id())
+    .fetch_optional(executor)
     .await?)
 }

@@ -10,13 +10,11 @@
 //!    ([`request`] is what the module reads), unless the version declares where the event id
 //!    is and that event was recorded already (a repeat is answered without the module);
 //! 4. the event: claimed ([`claims`]) so one delivery records it, produced to
-//!    `callbacks.events` (keyed by session; `acks=all`), and answered once it is on the log.
-//!    The callbacks stage records it and settles the session, first wins.
-//!
-//! The answer is decided here from what was read in step 2: right whenever no other delivery
-//! races this one. README "Vendor webhooks" says what racing deliveries can be answered; the
-//! effect is one settlement whatever the answers.
+//!    `callbacks.events` (keyed by session; `acks=all`); the callbacks stage records it and
+//!    settles the session, first wins, and the vendor is answered what the stage decided
+//!    ([`answers`]), so an answer never says an event settled a session it did not.
 
+mod answers;
 mod claims;
 mod declared;
 mod output_schemas;
@@ -33,7 +31,7 @@ use readers::callbacks::webhook::{self, Publisher};
 use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use service::http::{Body, response};
+use service::http::Body;
 use topics::callbacks::{Event, EventStatus};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
@@ -79,18 +77,20 @@ pub(crate) async fn receive(
     let query = parts.uri.query();
 
     let arrived = declared::Arrived::new(&parts.headers, query, &body);
-    let source = match arrived.external_id(None) {
-        Some(_) => None,
+    let external_id = match arrived.url_external_id()? {
+        Some(id) => id,
         None => {
-            state
+            let source = state
                 .external_id_sources
                 .of(&state.pool, publisher, app)
-                .await?
+                .await?;
+            match source {
+                Some(declared) => arrived.declared_external_id(&declared)?,
+                None => None,
+            }
+            .ok_or(Error::MissingExternalId)?
         }
     };
-    let external_id = arrived
-        .external_id(source.as_ref())
-        .ok_or(Error::MissingExternalId)?;
 
     let target = webhook::find(&state.pool, publisher, app, &external_id)
         .await?
@@ -123,7 +123,7 @@ pub(crate) async fn receive(
             .is_recorded(target.tenant_id, &target.app_name, &event_id)
             .await
     {
-        return Ok(duplicate());
+        return Ok(answers::duplicate());
     }
 
     let module_request = request::of(&parts.method, &parts.headers, query, &body);
@@ -131,7 +131,7 @@ pub(crate) async fn receive(
     let event = match read_answer(answered)? {
         Some(event) => event,
         None => {
-            return Ok(answer(
+            return Ok(answers::json_answer(
                 StatusCode::ACCEPTED,
                 json!({"received": false, "ignored": true}),
             ));
@@ -283,7 +283,7 @@ fn storable(event: &Event) -> Result<(), Error> {
     Ok(())
 }
 
-/// Claims, produces and answers the event.
+/// Claims and produces the event, and answers what the stage made of it.
 async fn record(
     state: &State,
     target: &Target,
@@ -296,7 +296,7 @@ async fn record(
         .await
     {
         Claim::Won(held) => held,
-        Claim::Duplicate => return Ok(duplicate()),
+        Claim::Duplicate => return Ok(answers::duplicate()),
         Claim::Busy => {
             return Err(Error::Overloaded {
                 retry_after_seconds: 1,
@@ -311,9 +311,8 @@ async fn record(
         if let Some(held) = held {
             held.recorded().await;
         }
-        return Ok(duplicate());
+        return Ok(answers::duplicate());
     }
-    let status = event.status;
     let envelope = Envelope::new(
         Some(target.tenant_id),
         Principal::system("vendor-webhook"),
@@ -321,6 +320,7 @@ async fn record(
         service::telemetry::traces::traceparent_of(&tracing::Span::current()),
         event,
     );
+    let waiter = state.replies.wait_for(envelope.id);
     if let Err(error) = state.webhook_events.send(&envelope).await {
         if let Some(held) = held {
             held.release().await;
@@ -333,32 +333,8 @@ async fn record(
     if let Some(held) = held {
         held.recorded().await;
     }
-    let callback_id = target.session_id;
-    Ok(if target.status != "pending" {
-        answer(
-            StatusCode::OK,
-            json!({"received": false, "stale": true, "callbackId": callback_id, "status": target.status}),
-        )
-    } else if status == EventStatus::Pending {
-        answer(
-            StatusCode::ACCEPTED,
-            json!({"received": true, "accepted": true, "callbackId": callback_id, "status": "pending"}),
-        )
-    } else {
-        answer(
-            StatusCode::ACCEPTED,
-            json!({"received": true, "callbackId": callback_id, "status": status.as_str()}),
-        )
-    })
-}
-
-fn duplicate() -> Response<Body> {
-    answer(
-        StatusCode::OK,
-        json!({"received": false, "duplicate": true}),
-    )
-}
-
-fn answer(status: StatusCode, body: Value) -> Response<Body> {
-    response::json(status, &body)
+    // Durable from here: a wait that ends without the stage's answer (504) leaves the event to
+    // apply, and the vendor's retry of it is a duplicate.
+    let answer = answers::answer_of(state, waiter, target.tenant_id, envelope.id).await?;
+    Ok(answers::response_to(target.session_id, &answer))
 }

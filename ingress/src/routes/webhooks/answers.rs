@@ -1,0 +1,95 @@
+//! What a vendor is answered for an event (SPEC §4.8's table), decided by the callbacks stage:
+//! the one writer of the session is the only one that knows whether this event settled it, or
+//! another event, the session's timeout, a cancel or a forced uninstall did first. The route
+//! waits for the stage's reply once the event is on the log ([`answer_of`]), reading the
+//! event's row when the reply went missing, so exactly one final event per session is answered
+//! `received`, on whichever API instance, and every other one `stale` with the status the
+//! session settled to.
+
+use http::{Response, StatusCode};
+use readers::callbacks::webhook;
+use serde_json::{Value, json};
+use service::http::{Body, response};
+use topics::callbacks::{Answer, EventStatus};
+use topics::{Outcome, Reply};
+use uuid::Uuid;
+
+use crate::commands;
+use crate::error::Error;
+use crate::replies::Waiter;
+use crate::state::State;
+
+/// The stage's answer to event message `message_id` of `tenant`, produced after `waiter` began.
+pub(super) async fn answer_of(
+    state: &State,
+    waiter: Waiter,
+    tenant: Uuid,
+    message_id: Uuid,
+) -> Result<Answer, Error> {
+    let stored = || recorded(state, tenant, message_id);
+    match commands::outcome_of(state, waiter, message_id, stored).await? {
+        Outcome::Done { value } => Ok(value),
+        // The stage refuses no event: one it cannot apply is dead-lettered.
+        Outcome::Refused(refusal) => Err(Error::Internal(format!(
+            "the callbacks stage refused event {message_id}: {}",
+            refusal.message
+        ))),
+    }
+}
+
+/// The reply the event's row holds, once the stage committed it.
+async fn recorded(
+    state: &State,
+    tenant: Uuid,
+    message_id: Uuid,
+) -> Result<Option<Reply<Answer>>, Error> {
+    let tenant = readers::Tenant::new(tenant);
+    let Some(recording) = webhook::recording(&state.pool, tenant, message_id).await? else {
+        return Ok(None);
+    };
+    let answer = EventStatus::parse(&recording.status)
+        .and_then(|status| {
+            Answer::of_recorded(&recording.outcome, status, &recording.session_status)
+        })
+        .ok_or_else(|| {
+            Error::Internal(format!(
+                "event {message_id} is recorded as {} {}",
+                recording.outcome, recording.status
+            ))
+        })?;
+    Ok(Some(Reply::Applied {
+        outcome: Outcome::done(answer),
+    }))
+}
+
+/// The vendor's answer: 202 for the event that settled (or, `pending`, kept) its session, 200
+/// for one that changed nothing.
+pub(super) fn response_to(callback_id: Uuid, answer: &Answer) -> Response<Body> {
+    match answer {
+        Answer::Settled { status } => json_answer(
+            StatusCode::ACCEPTED,
+            json!({"received": true, "callbackId": callback_id, "status": status.as_str()}),
+        ),
+        Answer::Accepted => json_answer(
+            StatusCode::ACCEPTED,
+            json!({"received": true, "accepted": true, "callbackId": callback_id, "status": "pending"}),
+        ),
+        Answer::Stale { status } => json_answer(
+            StatusCode::OK,
+            json!({"received": false, "stale": true, "callbackId": callback_id, "status": status}),
+        ),
+        Answer::Duplicate => duplicate(),
+    }
+}
+
+/// A delivery of an event id recorded before.
+pub(super) fn duplicate() -> Response<Body> {
+    json_answer(
+        StatusCode::OK,
+        json!({"received": false, "duplicate": true}),
+    )
+}
+
+pub(super) fn json_answer(status: StatusCode, body: Value) -> Response<Body> {
+    response::json(status, &body)
+}
