@@ -68,23 +68,22 @@ async fn run(config: Config, process: Process) -> RunResult {
         .notify(|error, wait| tracing::warn!(%error, ?wait, "redis not reachable yet; retrying"))
         .await?;
     let (history, history_publisher) = HistoryChanges::start(connection.clone(), stop.clone());
-    let replies = Replies::new(connection);
     let consuming = stages::Consuming {
         cluster: config.kafka.clone(),
         pool: pool.clone(),
+        replies: Replies::new(connection),
         workers: workers.clone(),
         stop: stop.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;
     let stages = [
-        consuming.spawn(AppsStage, Some(replies.clone())),
-        consuming.spawn(InstallsStage, Some(replies.clone())),
-        consuming.spawn(DefinitionsStage, Some(replies.clone())),
-        consuming.spawn(DocumentsStage, Some(replies.clone())),
-        consuming.spawn(RunsStage::new(calls), Some(replies.clone())),
-        // No route waits on what these apply.
-        consuming.spawn(CircuitsStage, None),
-        consuming.spawn(CallbacksStage, None),
+        consuming.spawn(AppsStage),
+        consuming.spawn(InstallsStage),
+        consuming.spawn(DefinitionsStage),
+        consuming.spawn(DocumentsStage),
+        consuming.spawn(RunsStage::new(calls)),
+        consuming.spawn(CircuitsStage),
+        consuming.spawn(CallbacksStage),
     ];
     let run_timers = tokio::spawn(timers::relay(
         pool.clone(),

@@ -34,9 +34,10 @@ pub trait Stage: Send + Sync + 'static {
     /// stage whose events are recorded by rows of their own says no: its redeliveries are its
     /// own to recognise, and to answer.
     const INBOX: bool = true;
-    /// Whether each command's outcome is published to a waiting route; always with an inbox,
-    /// and for a stage without one whose rows say what each event came to (the callbacks
-    /// stage: the webhook route answers the vendor from it).
+    /// Whether each command's outcome is published to a waiting route: by default when it has
+    /// an inbox (where a route that missed the reply reads it). A stage without one whose
+    /// rows say what each event came to says yes too (the callbacks stage: the webhook route
+    /// answers the vendor from it); one whose commands nobody waits on says no.
     const REPLIES: bool = Self::INBOX;
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
@@ -136,8 +137,8 @@ pub(crate) fn apply_span<B>(name: &'static str, message: &Envelope<B>, attempt: 
 
 /// What became of one command of a batch.
 struct Done<A, T> {
-    /// Its reply (none for a stage without an inbox).
-    reply: Option<Reply<A>>,
+    /// Its reply, published when the stage publishes replies.
+    reply: Reply<A>,
     /// What applying it left, `None` when it was answered from the inbox.
     then: Option<T>,
 }
@@ -210,7 +211,7 @@ impl<S: Stage> StageHandler<S> {
                 Some(reply) => {
                     tracing::info!(command_id = %command.envelope.id, "already answered; replying from the inbox");
                     done[i] = Some(Done {
-                        reply: Some(reply),
+                        reply,
                         then: None,
                     });
                 }
@@ -235,17 +236,19 @@ impl<S: Stage> StageHandler<S> {
                     inbox::applied(&mut tx, batch[i].envelope.id, &applied.outcome).await?;
                 }
                 done[i] = Some(Done {
-                    reply: (S::INBOX || S::REPLIES).then_some(Reply::Applied {
+                    reply: Reply::Applied {
                         outcome: applied.outcome,
-                    }),
+                    },
                     then: Some(applied.then),
                 });
             }
             tx.commit().await?;
         }
         for (i, first) in repeats {
-            let reply = done[first].as_ref().and_then(|d| d.reply.clone());
-            done[i] = Some(Done { reply, then: None });
+            // The first copy was answered above (an earlier index).
+            if let Some(reply) = done[first].as_ref().map(|d| d.reply.clone()) {
+                done[i] = Some(Done { reply, then: None });
+            }
         }
         // Every command got its answer above; one missing would shift the replies onto the
         // wrong commands.
@@ -257,6 +260,9 @@ impl<S: Stage> StageHandler<S> {
     }
 
     async fn publish(&self, command_id: Uuid, reply: &Reply<AnswerOf<S>>) {
+        if !S::REPLIES {
+            return;
+        }
         if let Some(replies) = &self.replies {
             replies.publish(command_id, reply).await;
         }
@@ -288,9 +294,7 @@ impl<S: Stage> Handler for StageHandler<S> {
         };
         let done = applying.map_err(Error::into_handle_error)?;
         for (command, done) in batch.iter().zip(done) {
-            if let Some(reply) = &done.reply {
-                self.publish(command.envelope.id, reply).await;
-            }
+            self.publish(command.envelope.id, &done.reply).await;
             self.stage
                 .after_commit(&command.envelope, done.then)
                 .instrument(command.span.clone())
@@ -322,7 +326,7 @@ impl<S: Stage> Handler for StageHandler<S> {
                 reason,
                 "a message was dead-lettered"
             );
-            if let Some(id) = S::REPLIES.then(|| message_id(delivery)).flatten() {
+            if let Some(id) = message_id(delivery) {
                 self.publish(id, &dead).await;
             }
             return Ok(());

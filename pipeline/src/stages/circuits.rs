@@ -29,6 +29,9 @@ impl Stage for CircuitsStage {
     type Body = Event;
     type Then = ();
     const NAME: &'static str = "circuits";
+    /// The runs stage produces these and waits for nothing: the inbox only keeps a
+    /// redelivered outcome from counting twice.
+    const REPLIES: bool = false;
 
     async fn apply(
         &self,

@@ -26,22 +26,23 @@ use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
 use crate::workers::{Worker, WorkerState, Workers};
 
-/// What every stage's consumer shares: the cluster, the database, the `/healthz` registry and
-/// the stop signal.
+/// What every stage's consumer shares: the cluster, the database, the reply channel, the
+/// `/healthz` registry and the stop signal.
 #[derive(Debug, Clone)]
 pub(crate) struct Consuming {
     pub(crate) cluster: Cluster,
     pub(crate) pool: PgPool,
+    pub(crate) replies: Replies,
     pub(crate) workers: Workers,
     pub(crate) stop: CancellationToken,
 }
 
 impl Consuming {
-    /// Consumes `S`'s topic as the stage's consumer group until the stop (replies published on
-    /// `replies` when given).
-    pub(crate) fn spawn<S: Stage>(&self, stage: S, replies: Option<Replies>) -> JoinHandle<()> {
+    /// Consumes `S`'s topic as the stage's consumer group until the stop; the stage says
+    /// whether it publishes replies ([`Stage::REPLIES`](crate::Stage::REPLIES)).
+    pub(crate) fn spawn<S: Stage>(&self, stage: S) -> JoinHandle<()> {
         let topic = <S::Body as Message>::TOPIC;
-        let handler = StageHandler::new(stage, self.pool.clone(), replies);
+        let handler = StageHandler::new(stage, self.pool.clone(), Some(self.replies.clone()));
         let worker = self.workers.register(topic.name);
         tokio::spawn(consume(
             handler,
