@@ -210,10 +210,7 @@ impl<S: Stage> StageHandler<S> {
             match stored {
                 Some(reply) => {
                     tracing::info!(command_id = %command.envelope.id, "already answered; replying from the inbox");
-                    done[i] = Some(Done {
-                        reply,
-                        then: None,
-                    });
+                    done[i] = Some(Done { reply, then: None });
                 }
                 None => fresh.push(i),
             }
