@@ -78,6 +78,8 @@ struct Plan {
     /// The JSON document the export receives, serialised.
     input: Vec<u8>,
     timeout: Duration,
+    /// When the request arrived: a call's `durationMs` runs from here to its answer.
+    arrived: Instant,
     /// When the request arrived plus `timeout`: the attempt's whole time, module fetch and
     /// compilation included (SPEC §2.9 `timeoutMs`).
     deadline: Instant,
@@ -109,6 +111,7 @@ pub(crate) async fn handle(
         install,
         input,
         timeout,
+        arrived,
         deadline: arrived + timeout,
         answer: route.answer,
         call_token: body["callToken"].as_str().map(str::to_owned),
@@ -155,9 +158,22 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     run_admitted(state, plan).instrument(span).await
 }
 
+/// A call's `durationMs` (and its invocation record's) is what its deadline covers: from the
+/// request's arrival to the answer, the module's fetch and compilation included when the call
+/// waited for them, so a timeout records its whole deadline and a cold call its cold start.
 async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     let admitted = state.admission.admit(Some(plan.install.call.tenant_id))?;
-    let compiled = module_by(state, &plan.install.module, plan.deadline, plan.timeout).await?;
+    let compiled = module_by(state, &plan.install.module, plan.deadline, plan.timeout)
+        .await
+        .map_err(|error| match error {
+            // The deadline passed while the module loaded: the call used its whole time.
+            Error::Timeout { .. } => Error::CallFailed {
+                error: Box::new(error),
+                usage: Default::default(),
+                duration_ms: milliseconds(plan.arrived.elapsed()),
+            },
+            other => other,
+        })?;
     let documents = match (&plan.call_token, &state.api) {
         (Some(token), Some(api)) => Some(DocumentAccess {
             api: api.clone(),
@@ -204,8 +220,8 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
         },
         other => other,
     });
-    record(&plan.install.app.name, plan.export, &outcome, &result);
-    let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
+    let duration_ms = milliseconds(plan.arrived.elapsed());
+    record(&plan.install.app.name, plan.export, duration_ms, &result);
     let answer = result.map_err(|error| Error::CallFailed {
         error: Box::new(error),
         usage: outcome.usage,
@@ -219,6 +235,10 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
             "durationMs": duration_ms,
         }),
     ))
+}
+
+fn milliseconds(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 /// The call's module, waited for until the call's deadline. A module still being fetched or
@@ -262,7 +282,7 @@ fn answer(definition: Definition, outcome: &CallOutcome) -> Result<Value, Error>
     Ok(value)
 }
 
-fn record(app: &str, export: Export, outcome: &CallOutcome, result: &Result<Value, Error>) {
+fn record(app: &str, export: Export, duration_ms: f64, result: &Result<Value, Error>) {
     let label = match result {
         Ok(answer) => match answer["status"].as_str() {
             Some("ok") | Some("event") | Some("ignored") => "ok",
@@ -282,7 +302,7 @@ fn record(app: &str, export: Export, outcome: &CallOutcome, result: &Result<Valu
         "export" => export.name(),
         "outcome" => label,
     )
-    .record(outcome.duration.as_secs_f64() * 1000.0);
+    .record(duration_ms);
     match result {
         Ok(_) => tracing::debug!(outcome = label, "call answered"),
         Err(error) => tracing::warn!(outcome = label, %error, "call failed"),

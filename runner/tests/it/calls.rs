@@ -138,6 +138,11 @@ async fn an_infinite_loop_stops_at_its_deadline_as_timeout() {
         body["usage"]["logLines"], 0,
         "a call that ran reports its usage"
     );
+    // Its duration is what its deadline covered, this first call's fetch and compilation too.
+    assert!(
+        body["durationMs"].as_f64().is_some_and(|ms| ms >= 300.0),
+        "{body}"
+    );
     // Behaviour, not a benchmark: the call ended (it did not run on), and not before its
     // deadline. The overshoot is measured in BENCHMARKS.md.
     assert!(
@@ -167,6 +172,13 @@ async fn the_deadline_covers_loading_the_module_which_goes_on_for_the_next_attem
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["error"]["code"], "timeout");
     assert_eq!(body["error"]["details"]["deadlineMs"], 150);
+    // A timeout while the module loads used the whole deadline, and says so as every timeout
+    // does: its invocation record's duration is the deadline's, not the nothing that ran.
+    assert!(
+        body["durationMs"].as_f64().is_some_and(|ms| ms >= 150.0),
+        "{body}"
+    );
+    assert_eq!(body["usage"]["httpRequests"], 0, "{body}");
     // The next attempt joins the load that went on (or finds it done): the module was fetched
     // once.
     let (status, body) = runner
