@@ -3,7 +3,9 @@
 //! with the envelope, request id and cache headers on every answer. Health and metrics are
 //! answered before any of that: not counted, not traced, not logged.
 
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -316,7 +318,8 @@ pub(crate) async fn handle(
             let app = params.get("app").unwrap_or_default().to_owned();
             let tenant = params.get("tenantId").map(str::to_owned);
             let route = (label, app.as_str(), tenant.as_deref());
-            return webhook(&state, route, peer, &request_id, request).await;
+            // On the heap, as every route's future (`authorised`).
+            return Box::pin(webhook(&state, route, peer, &request_id, request)).await;
         }
         Routed::Found(PublicRoute::Api(route), params) => {
             let params = params.iter().map(|(k, v)| (k, v.to_owned())).collect();
@@ -417,6 +420,9 @@ async fn webhook(
     answer
 }
 
+/// A route's answer, on its way.
+type Answering<'a> = Pin<Box<dyn Future<Output = Result<Response<Body>, Error>> + Send + 'a>>;
+
 /// A route with its caller's token checked, or why there is no route.
 type Authenticated = Result<(ApiRoute, Result<Principal, AuthFailure>), Error>;
 
@@ -508,63 +514,106 @@ async fn authorised(
     let (name, id, secret) = (params.get("name"), params.get("id"), params.get("secret"));
     let (kind, key, version) = (params.get("kind"), params.get("key"), params.get("version"));
     let subject = params.get("subjectId");
-    match route {
-        ApiRoute::ListInvocations => routes::app_invocations::list(state, principal, query).await,
-        ApiRoute::ListCallbacks => routes::app_callbacks::list(state, principal, query).await,
-        ApiRoute::GetInvocation => routes::app_invocations::get(state, principal, id).await,
-        ApiRoute::ListApps => routes::apps::list(state, principal).await,
-        ApiRoute::ListAppApprovals => routes::app_approvals::list(state, principal, query).await,
-        ApiRoute::AppsHealth => routes::apps_health::report(state, principal, query).await,
-        ApiRoute::UploadApp => routes::app_uploads::upload(state, origin, &parts, body).await,
-        ApiRoute::GetApp => routes::apps::get(state, principal, name).await,
-        ApiRoute::ListAppVersions => routes::apps::versions(state, principal, name).await,
-        ApiRoute::AppUsage => routes::apps::usage(state, principal, name).await,
-        ApiRoute::PublishVersion => routes::app_versions::publish(state, origin, name, id).await,
+    // Each route's future on the heap: inlined here, every route would size this future (and
+    // those that await it) to the largest, to be copied on each move of every request.
+    let answering: Answering<'_> = match route {
+        ApiRoute::ListInvocations => {
+            Box::pin(routes::app_invocations::list(state, principal, query))
+        }
+        ApiRoute::ListCallbacks => Box::pin(routes::app_callbacks::list(state, principal, query)),
+        ApiRoute::GetInvocation => Box::pin(routes::app_invocations::get(state, principal, id)),
+        ApiRoute::ListApps => Box::pin(routes::apps::list(state, principal)),
+        ApiRoute::ListAppApprovals => {
+            Box::pin(routes::app_approvals::list(state, principal, query))
+        }
+        ApiRoute::AppsHealth => Box::pin(routes::apps_health::report(state, principal, query)),
+        ApiRoute::UploadApp => Box::pin(routes::app_uploads::upload(state, origin, &parts, body)),
+        ApiRoute::GetApp => Box::pin(routes::apps::get(state, principal, name)),
+        ApiRoute::ListAppVersions => Box::pin(routes::apps::versions(state, principal, name)),
+        ApiRoute::AppUsage => Box::pin(routes::apps::usage(state, principal, name)),
+        ApiRoute::PublishVersion => {
+            Box::pin(routes::app_versions::publish(state, origin, name, id))
+        }
         ApiRoute::ApproveVersion | ApiRoute::RejectVersion => {
             let verdict = match route {
                 ApiRoute::ApproveVersion => Verdict::Approve,
                 _ => Verdict::Reject,
             };
-            routes::app_versions::decide(state, origin, (&parts, body), (name, id), verdict).await
+            Box::pin(routes::app_versions::decide(
+                state,
+                origin,
+                (&parts, body),
+                (name, id),
+                verdict,
+            ))
         }
-        ApiRoute::WithdrawVersion => routes::app_versions::withdraw(state, origin, name, id).await,
-        ApiRoute::PutInstall => routes::app_install::put(state, origin, &parts, body, name).await,
-        ApiRoute::DeleteInstall => routes::app_install::delete(state, origin, name, query).await,
-        ApiRoute::StoreSecret => {
-            routes::app_secrets::store(state, origin, &parts, body, (name, secret)).await
+        ApiRoute::WithdrawVersion => {
+            Box::pin(routes::app_versions::withdraw(state, origin, name, id))
         }
-        ApiRoute::RevokeSecret => routes::app_secrets::revoke(state, origin, (name, secret)).await,
-        ApiRoute::TestApp => routes::app_test::call(state, origin, &parts, body, name).await,
-        ApiRoute::GetApprovalSettings => routes::approval_settings::get(state, principal).await,
+        ApiRoute::PutInstall => {
+            Box::pin(routes::app_install::put(state, origin, &parts, body, name))
+        }
+        ApiRoute::DeleteInstall => {
+            Box::pin(routes::app_install::delete(state, origin, name, query))
+        }
+        ApiRoute::StoreSecret => Box::pin(routes::app_secrets::store(
+            state,
+            origin,
+            &parts,
+            body,
+            (name, secret),
+        )),
+        ApiRoute::RevokeSecret => {
+            Box::pin(routes::app_secrets::revoke(state, origin, (name, secret)))
+        }
+        ApiRoute::TestApp => Box::pin(routes::app_test::call(state, origin, &parts, body, name)),
+        ApiRoute::GetApprovalSettings => Box::pin(routes::approval_settings::get(state, principal)),
         ApiRoute::PutApprovalSettings => {
-            routes::approval_settings::put(state, origin, &parts, body).await
+            Box::pin(routes::approval_settings::put(state, origin, &parts, body))
         }
-        ApiRoute::CreateDefinitionVersion => {
-            routes::definitions::create_version(state, origin, (&parts, body), (kind, key)).await
+        ApiRoute::CreateDefinitionVersion => Box::pin(routes::definitions::create_version(
+            state,
+            origin,
+            (&parts, body),
+            (kind, key),
+        )),
+        ApiRoute::GetDefinition => {
+            Box::pin(routes::definitions::get(state, principal, (kind, key)))
         }
-        ApiRoute::GetDefinition => routes::definitions::get(state, principal, (kind, key)).await,
-        ApiRoute::GetDefinitionVersion => {
-            routes::definitions::get_version(state, principal, (kind, key, version)).await
+        ApiRoute::GetDefinitionVersion => Box::pin(routes::definitions::get_version(
+            state,
+            principal,
+            (kind, key, version),
+        )),
+        ApiRoute::PublishDefinition => Box::pin(routes::definitions::publish(
+            state,
+            origin,
+            (kind, key, version),
+        )),
+        ApiRoute::StartRun => Box::pin(routes::workflow_runs::start(state, origin, (&parts, body))),
+        ApiRoute::GetRun => Box::pin(routes::workflow_runs::get(state, principal, id)),
+        ApiRoute::CancelRun => Box::pin(routes::workflow_runs::cancel(state, origin, id)),
+        ApiRoute::AddDocument => Box::pin(routes::documents::add(
+            state,
+            origin,
+            (&parts, body),
+            subject,
+        )),
+        ApiRoute::ListDocuments => {
+            Box::pin(routes::documents::list(state, principal, subject, query))
         }
-        ApiRoute::PublishDefinition => {
-            routes::definitions::publish(state, origin, (kind, key, version)).await
-        }
-        ApiRoute::StartRun => routes::workflow_runs::start(state, origin, (&parts, body)).await,
-        ApiRoute::GetRun => routes::workflow_runs::get(state, principal, id).await,
-        ApiRoute::CancelRun => routes::workflow_runs::cancel(state, origin, id).await,
-        ApiRoute::AddDocument => {
-            routes::documents::add(state, origin, (&parts, body), subject).await
-        }
-        ApiRoute::ListDocuments => routes::documents::list(state, principal, subject, query).await,
-        ApiRoute::GetDocument => routes::documents::read(state, principal, (subject, id)).await,
-        ApiRoute::OpenSubmission => {
-            routes::collection_submissions::open(state, origin, (&parts, body)).await
-        }
+        ApiRoute::GetDocument => Box::pin(routes::documents::read(state, principal, (subject, id))),
+        ApiRoute::OpenSubmission => Box::pin(routes::collection_submissions::open(
+            state,
+            origin,
+            (&parts, body),
+        )),
         ApiRoute::SubmissionStatus => {
-            routes::collection_submissions::status(state, principal, id).await
+            Box::pin(routes::collection_submissions::status(state, principal, id))
         }
-        ApiRoute::SubmissionHandoff => {
-            routes::collection_submissions::handoff(state, principal, id, request_id).await
-        }
-    }
+        ApiRoute::SubmissionHandoff => Box::pin(routes::collection_submissions::handoff(
+            state, principal, id, request_id,
+        )),
+    };
+    answering.await
 }
