@@ -25,17 +25,34 @@ impl Replies {
 
     /// Publishes `reply`; a failure is logged, never returned (what it says is already durable).
     pub(crate) async fn publish<A: Serialize>(&self, command_id: Uuid, reply: &Reply<A>) {
-        let Ok(payload) = serde_json::to_string(reply) else {
+        self.publish_all([(command_id, reply)]).await;
+    }
+
+    /// Publishes a batch's replies in one round trip, so a Redis that answers slowly costs a
+    /// batch one wait, not one per command; a failure is logged, never returned.
+    pub(crate) async fn publish_all<'r, A: Serialize + 'r>(
+        &self,
+        replies: impl IntoIterator<Item = (Uuid, &'r Reply<A>)>,
+    ) {
+        let mut pipe = redis::pipe();
+        let mut count = 0;
+        for (command_id, reply) in replies {
+            let Ok(payload) = serde_json::to_string(reply) else {
+                continue;
+            };
+            pipe.cmd("PUBLISH")
+                .arg(topics::reply::channel(command_id))
+                .arg(payload)
+                .ignore();
+            count += 1;
+        }
+        if count == 0 {
             return;
-        };
+        }
         let mut connection = self.connection.clone();
-        let published: Result<i64, _> = redis::cmd("PUBLISH")
-            .arg(topics::reply::channel(command_id))
-            .arg(payload)
-            .query_async(&mut connection)
-            .await;
+        let published: Result<(), _> = pipe.query_async(&mut connection).await;
         if let Err(error) = published {
-            tracing::warn!(%command_id, %error, "reply not published");
+            tracing::warn!(replies = count, %error, "replies not published");
         }
     }
 }

@@ -289,11 +289,18 @@ impl<S: Stage> Handler for StageHandler<S> {
                 self.apply_once(&batch).instrument(span).await
             }
         };
-        let done = applying.map_err(Error::into_handle_error)?;
-        for (command, done) in batch.iter().zip(done) {
-            self.publish(command.envelope.id, &done.reply).await;
+        let (answers, thens): (Vec<_>, Vec<_>) = applying
+            .map_err(Error::into_handle_error)?
+            .into_iter()
+            .map(|done| (done.reply, done.then))
+            .unzip();
+        if let (true, Some(replies)) = (S::REPLIES, &self.replies) {
+            let ids = batch.iter().map(|command| command.envelope.id);
+            replies.publish_all(ids.zip(&answers)).await;
+        }
+        for (command, then) in batch.iter().zip(thens) {
             self.stage
-                .after_commit(&command.envelope, done.then)
+                .after_commit(&command.envelope, then)
                 .instrument(command.span.clone())
                 .await
                 .map_err(Error::into_handle_error)?;

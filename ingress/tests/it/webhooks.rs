@@ -821,3 +821,30 @@ async fn a_session_finishes_on_the_version_that_started_it_after_an_upgrade() {
         [("evt-v1".into(), "settled".into())]
     );
 }
+
+#[tokio::test]
+async fn without_redis_two_copies_of_one_event_are_received_once_and_duplicate_once() {
+    let tenant = Tenant::new();
+    let app = "hook-no-redis";
+    let completed = event("evt-r", "completed", json!({"output": {"verified": true}}));
+    let run = waiting_run(&tenant, app, completed, 600).await;
+    // No claims and no replies: the stage decides, and its answers are read from the database.
+    let api = Instance::start(&[("REDIS_URL", "redis://127.0.0.1:9")]).await;
+    let url = api.url(&format!("/webhooks/apps/{app}/tenants/{}", tenant.id));
+
+    let body = vendor_body();
+    let copies = (0..2).map(|_| post(&url, &body));
+    let mut answers = futures::future::join_all(copies).await;
+    answers.sort_by_key(|(status, _)| *status);
+    assert_eq!(
+        answers,
+        [
+            (200, json!({"received": false, "duplicate": true})),
+            (
+                202,
+                json!({"received": true, "callbackId": session_of(&tenant, &run).await["id"],
+                        "status": "completed"})
+            ),
+        ]
+    );
+}

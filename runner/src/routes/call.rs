@@ -163,17 +163,25 @@ async fn execute(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
 /// waited for them, so a timeout records its whole deadline and a cold call its cold start.
 async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error> {
     let admitted = state.admission.admit(Some(plan.install.call.tenant_id))?;
-    let compiled = module_by(state, &plan.install.module, plan.deadline, plan.timeout)
-        .await
-        .map_err(|error| match error {
-            // The deadline passed while the module loaded: the call used its whole time.
-            Error::Timeout { .. } => Error::CallFailed {
+    let compiled = match module_by(state, &plan.install.module, plan.deadline, plan.timeout).await {
+        Ok(compiled) => compiled,
+        // The deadline passed while the module loaded: the call used its whole time.
+        Err(error @ Error::Timeout { .. }) => {
+            let duration_ms = milliseconds(plan.arrived.elapsed());
+            record(
+                &plan.install.app.name,
+                plan.export,
+                duration_ms,
+                Err(&error),
+            );
+            return Err(Error::CallFailed {
                 error: Box::new(error),
                 usage: Default::default(),
-                duration_ms: milliseconds(plan.arrived.elapsed()),
-            },
-            other => other,
-        })?;
+                duration_ms,
+            });
+        }
+        Err(other) => return Err(other),
+    };
     let documents = match (&plan.call_token, &state.api) {
         (Some(token), Some(api)) => Some(DocumentAccess {
             api: api.clone(),
@@ -221,7 +229,12 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
         other => other,
     });
     let duration_ms = milliseconds(plan.arrived.elapsed());
-    record(&plan.install.app.name, plan.export, duration_ms, &result);
+    record(
+        &plan.install.app.name,
+        plan.export,
+        duration_ms,
+        result.as_ref(),
+    );
     let answer = result.map_err(|error| Error::CallFailed {
         error: Box::new(error),
         usage: outcome.usage,
@@ -282,7 +295,7 @@ fn answer(definition: Definition, outcome: &CallOutcome) -> Result<Value, Error>
     Ok(value)
 }
 
-fn record(app: &str, export: Export, duration_ms: f64, result: &Result<Value, Error>) {
+fn record(app: &str, export: Export, duration_ms: f64, result: Result<&Value, &Error>) {
     let label = match result {
         Ok(answer) => match answer["status"].as_str() {
             Some("ok") | Some("event") | Some("ignored") => "ok",

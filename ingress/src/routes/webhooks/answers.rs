@@ -10,8 +10,8 @@ use http::{Response, StatusCode};
 use readers::callbacks::webhook;
 use serde_json::{Value, json};
 use service::http::{Body, response};
-use topics::callbacks::{Answer, EventStatus};
-use topics::{Outcome, Reply};
+use topics::callbacks::{Answer, Event, EventStatus};
+use topics::{Envelope, Outcome, Reply};
 use uuid::Uuid;
 
 use crate::commands;
@@ -19,14 +19,15 @@ use crate::error::Error;
 use crate::replies::Waiter;
 use crate::state::State;
 
-/// The stage's answer to event message `message_id` of `tenant`, produced after `waiter` began.
+/// The stage's answer to the event `message` of `tenant`, produced after `waiter` began.
 pub(super) async fn answer_of(
     state: &State,
     waiter: Waiter,
     tenant: Uuid,
-    message_id: Uuid,
+    message: &Envelope<Event>,
 ) -> Result<Answer, Error> {
-    let stored = || recorded(state, tenant, message_id);
+    let message_id = message.id;
+    let stored = || recorded(state, tenant, message);
     match commands::outcome_of(state, waiter, message_id, stored).await? {
         Outcome::Done { value } => Ok(value),
         // The stage refuses no event: one it cannot apply is dead-lettered.
@@ -37,15 +38,21 @@ pub(super) async fn answer_of(
     }
 }
 
-/// The reply the event's row holds, once the stage committed it.
+/// The reply the event's row holds, once the stage committed it; a duplicate, which the stage
+/// records nothing of, is known by the row another message of its event id left.
 async fn recorded(
     state: &State,
     tenant: Uuid,
-    message_id: Uuid,
+    message: &Envelope<Event>,
 ) -> Result<Option<Reply<Answer>>, Error> {
+    let message_id = message.id;
     let tenant = readers::Tenant::new(tenant);
     let Some(recording) = webhook::recording(&state.pool, tenant, message_id).await? else {
-        return Ok(None);
+        let event = &message.body;
+        let other = webhook::recorded_event(&state.pool, tenant, &event.app_name, &event.event_id);
+        return Ok(other.await?.map(|_| Reply::Applied {
+            outcome: Outcome::done(Answer::Duplicate),
+        }));
     };
     let answer = EventStatus::parse(&recording.status)
         .and_then(|status| {

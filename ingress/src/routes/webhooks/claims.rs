@@ -3,9 +3,10 @@
 //! exactly one is answered `received` and the others `duplicate`:
 //!
 //! 1. `SET webhook-event:<tenant>:<app>:<event id> claimed NX PX 60000`: the delivery that sets
-//!    it goes on, produces its event and then marks the key `recorded` (kept eight days); if
-//!    the produce fails, or the delivery ends any other way first (an error, the client gone),
-//!    the key is deleted, so a retry can claim it again.
+//!    it goes on, produces its event and, once the stage answered it (or the wait for that ended
+//!    with the event on the log), marks the key `recorded` (kept eight days); if the produce
+//!    fails, the stage dead-letters the event, or the delivery ends any other way first (an
+//!    error, the client gone), the key is deleted, so a retry can claim it again.
 //! 2. A delivery that finds `recorded` is a duplicate. One that finds `claimed` waits (at most
 //!    two seconds) for the claimant to finish: a duplicate is answered only once the first copy
 //!    is durable, and if the claimant died or failed the wait ends in 503 `Retry-After`, never in
@@ -14,8 +15,8 @@
 //!    recorded long ago still answers `duplicate`.
 //!
 //! Redis is only the fast path: the database's unique `(tenant, app, event id)` keeps the effect
-//! once whatever Redis says. Without Redis, answers are decided by the database alone and two
-//! deliveries racing may both be answered `received` (one of them records nothing).
+//! once whatever Redis says, and the callbacks stage answers a second copy `duplicate`; without
+//! Redis, every copy goes that way.
 
 use std::time::Duration;
 
@@ -24,8 +25,10 @@ use redis::aio::ConnectionManager;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
-/// How long a claim holds without its claimant: beyond the producer's 30 s delivery timeout, so
-/// a claimant still producing never loses its claim to a copy.
+/// How long a claim holds without its claimant: beyond the producer's delivery timeout (5 s)
+/// and the wait for the stage's answer (`COMMAND_WAIT_SECONDS`, 10 s by default), so a claimant
+/// still at work keeps its claim; a copy that claims after it expired is still answered
+/// `duplicate` by the stage.
 const CLAIM_TTL: Duration = Duration::from_secs(60);
 /// How long a recorded event's key is kept (the longest callback wait, and a day).
 const RECORDED_TTL: Duration = Duration::from_secs(8 * 24 * 3600);

@@ -110,13 +110,13 @@ impl<'a> Arrived<'a> {
         (!id.is_empty()).then_some(id)
     }
 
-    /// The non-empty value of query parameter `name`; given twice is 400.
+    /// The value of query parameter `name`, none when empty; given twice (even empty) is 400.
     fn query_value(&self, name: &str) -> Result<Option<Read>, Error> {
         let Some(query) = self.query else {
             return Ok(None);
         };
         let mut values = form_urlencoded::parse(query.as_bytes())
-            .filter(|(key, value)| key == name && !value.is_empty())
+            .filter(|(key, _)| key == name)
             .map(|(_, value)| value);
         let first = values.next();
         if values.next().is_some() {
@@ -126,11 +126,13 @@ impl<'a> Arrived<'a> {
                 "must be given at most once",
             ));
         }
-        Ok(first.map(|id: Cow<'_, str>| Read {
-            id: id.into_owned(),
-            location: Location::Query,
-            name: name.to_owned(),
-        }))
+        Ok(first
+            .filter(|id| !id.is_empty())
+            .map(|id: Cow<'_, str>| Read {
+                id: id.into_owned(),
+                location: Location::Query,
+                name: name.to_owned(),
+            }))
     }
 }
 
@@ -230,6 +232,7 @@ mod tests {
         assert_eq!(refused("externalId=a%00b"), query);
         assert_eq!(refused(&format!("externalId={}", "x".repeat(201))), query);
         assert_eq!(refused("externalId=a&externalId=b"), query);
+        assert_eq!(refused("externalId=a&externalId="), query);
         let longest = format!("externalId={}", "é".repeat(200));
         assert!(
             Arrived::new(&headers, Some(&longest), b"")

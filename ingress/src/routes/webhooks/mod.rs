@@ -330,11 +330,15 @@ async fn record(
             retry_after_seconds: 1,
         });
     }
+    // Durable from here. Later copies are duplicates once the stage answered, or once the wait
+    // ended without its answer (504: the event is on the log and applies). One the stage could
+    // not apply (dead-lettered: 500) was not recorded: a retry may claim it again.
+    let answered = answers::answer_of(state, waiter, target.tenant_id, &envelope).await;
     if let Some(held) = held {
-        held.recorded().await;
+        match &answered {
+            Ok(_) | Err(Error::CommandTimeout { .. }) => held.recorded().await,
+            Err(_) => held.release().await,
+        }
     }
-    // Durable from here: a wait that ends without the stage's answer (504) leaves the event to
-    // apply, and the vendor's retry of it is a duplicate.
-    let answer = answers::answer_of(state, waiter, target.tenant_id, envelope.id).await?;
-    Ok(answers::response_to(target.session_id, &answer))
+    Ok(answers::response_to(target.session_id, &answered?))
 }
