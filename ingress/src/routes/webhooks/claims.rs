@@ -3,10 +3,10 @@
 //! exactly one is answered `received` and the others `duplicate`:
 //!
 //! 1. `SET webhook-event:<tenant>:<app>:<event id> claimed NX PX 60000`: the delivery that sets
-//!    it goes on, produces its event and, once the stage answered it (or the wait for that ended
-//!    with the event on the log), marks the key `recorded` (kept eight days); if the produce
-//!    fails, the stage dead-letters the event, or the delivery ends any other way first (an
-//!    error, the client gone), the key is deleted, so a retry can claim it again.
+//!    it goes on, produces its event and then marks the key `recorded` (kept eight days); if
+//!    the produce fails, or the delivery ends any other way first (an error, the client gone),
+//!    the key is deleted, so a retry can claim it again; so is a recorded key whose event the
+//!    stage then dead-lettered ([`EventClaims::forget`]).
 //! 2. A delivery that finds `recorded` is a duplicate. One that finds `claimed` waits (at most
 //!    two seconds) for the claimant to finish: a duplicate is answered only once the first copy
 //!    is durable, and if the claimant died or failed the wait ends in 503 `Retry-After`, never in
@@ -90,6 +90,15 @@ impl EventClaims {
             Err(error) => Err(error),
         };
         matches!(found, Ok(Some(value)) if value == RECORDED)
+    }
+
+    /// Forgets `event_id` of the tenant's `app`: it was produced but not recorded (the stage
+    /// dead-lettered it), so a retry must not be answered `duplicate`.
+    pub(super) async fn forget(&self, tenant: Uuid, app: &str, event_id: &str) {
+        match self.connection().await {
+            Ok(connection) => release(connection, key(tenant, app, event_id)).await,
+            Err(error) => tracing::warn!(%error, "webhook event claim not forgotten"),
+        }
     }
 
     /// Claims `event_id` of the tenant's `app`.

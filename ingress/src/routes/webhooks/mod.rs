@@ -330,15 +330,21 @@ async fn record(
             retry_after_seconds: 1,
         });
     }
-    // Durable from here. Later copies are duplicates once the stage answered, or once the wait
-    // ended without its answer (504: the event is on the log and applies). One the stage could
-    // not apply (dead-lettered: 500) was not recorded: a retry may claim it again.
-    let answered = answers::answer_of(state, waiter, target.tenant_id, &envelope).await;
+    // Durable from here: later copies are duplicates (504 included: the event is on the log and
+    // applies). One the stage could not apply (dead-lettered: 500) was not recorded after all:
+    // it is forgotten, so the vendor's retry may record it.
     if let Some(held) = held {
-        match &answered {
-            Ok(_) | Err(Error::CommandTimeout { .. }) => held.recorded().await,
-            Err(_) => held.release().await,
-        }
+        held.recorded().await;
+    }
+    let event = &envelope.body;
+    let answered = answers::answer_of(state, waiter, target.tenant_id, &envelope).await;
+    if let Err(error) = &answered
+        && !matches!(error, Error::CommandTimeout { .. })
+    {
+        let claims = &state.webhook_claims;
+        claims
+            .forget(target.tenant_id, &event.app_name, &event.event_id)
+            .await;
     }
     Ok(answers::response_to(target.session_id, &answered?))
 }
