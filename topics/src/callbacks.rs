@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use readers::callbacks::webhook::Recording;
+
 use crate::{Message, Topic, catalogue};
 
 /// What the vendor says of the session (SPEC §6.3).
@@ -79,13 +81,14 @@ pub enum Answer {
 impl Answer {
     /// The answer a recorded event got, from its row: the outcome recorded (`settled`,
     /// `accepted`, `stale`), the event's status and its session's status now. `None` for an
-    /// outcome this build does not know.
-    pub fn of_recorded(outcome: &str, status: EventStatus, session_status: &str) -> Option<Self> {
-        match outcome {
+    /// outcome or a status this build does not know.
+    pub fn of_recording(recording: &Recording) -> Option<Self> {
+        let status = EventStatus::parse(&recording.status)?;
+        match recording.outcome.as_str() {
             "settled" => Some(Answer::Settled { status }),
             "accepted" => Some(Answer::Accepted),
             "stale" => Some(Answer::Stale {
-                status: session_status.to_owned(),
+                status: recording.session_status.clone(),
             }),
             _ => None,
         }
@@ -130,26 +133,34 @@ mod tests {
         assert!(EventStatus::Failed.settles() && !EventStatus::Pending.settles());
     }
 
+    fn recording(outcome: &str, status: &str, session_status: &str) -> Recording {
+        Recording {
+            outcome: outcome.into(),
+            status: status.into(),
+            session_status: session_status.into(),
+        }
+    }
+
     #[test]
     fn a_recorded_event_reads_back_as_the_answer_it_got() {
         assert_eq!(
-            Answer::of_recorded("settled", EventStatus::Failed, "failed"),
+            Answer::of_recording(&recording("settled", "failed", "failed")),
             Some(Answer::Settled {
                 status: EventStatus::Failed
             })
         );
         assert_eq!(
-            Answer::of_recorded("accepted", EventStatus::Pending, "pending"),
+            Answer::of_recording(&recording("accepted", "pending", "pending")),
             Some(Answer::Accepted)
         );
         assert_eq!(
-            Answer::of_recorded("stale", EventStatus::Completed, "timed_out"),
+            Answer::of_recording(&recording("stale", "completed", "timed_out")),
             Some(Answer::Stale {
                 status: "timed_out".into()
             })
         );
         assert_eq!(
-            Answer::of_recorded("lost", EventStatus::Completed, "pending"),
+            Answer::of_recording(&recording("lost", "completed", "pending")),
             None
         );
         assert_eq!(

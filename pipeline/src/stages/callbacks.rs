@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::callbacks::{Answer, Event, EventStatus};
+use topics::callbacks::{Answer, Event};
 use topics::{Envelope, Outcome};
 use tracing::Instrument;
 use uuid::Uuid;
@@ -269,16 +269,12 @@ async fn repeat(
     let Some(recording) = recording else {
         return Ok(Answer::Duplicate);
     };
-    EventStatus::parse(&recording.status)
-        .and_then(|status| {
-            Answer::of_recorded(&recording.outcome, status, &recording.session_status)
-        })
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "event {} is recorded as {} {}",
-                envelope.id, recording.outcome, recording.status
-            ))
-        })
+    Answer::of_recording(&recording).ok_or_else(|| {
+        Error::Invalid(format!(
+            "event {} is recorded as {} {}",
+            envelope.id, recording.outcome, recording.status
+        ))
+    })
 }
 
 /// `svc.app.callback.wait` of a session that settled: `result` is how (`completed`, `failed`,

@@ -10,7 +10,7 @@ use http::{Response, StatusCode};
 use readers::callbacks::webhook;
 use serde_json::{Value, json};
 use service::http::{Body, response};
-use topics::callbacks::{Answer, Event, EventStatus};
+use topics::callbacks::{Answer, Event};
 use topics::{Envelope, Outcome, Reply};
 use uuid::Uuid;
 
@@ -54,16 +54,12 @@ async fn recorded(
             outcome: Outcome::done(Answer::Duplicate),
         }));
     };
-    let answer = EventStatus::parse(&recording.status)
-        .and_then(|status| {
-            Answer::of_recorded(&recording.outcome, status, &recording.session_status)
-        })
-        .ok_or_else(|| {
-            Error::Internal(format!(
-                "event {message_id} is recorded as {} {}",
-                recording.outcome, recording.status
-            ))
-        })?;
+    let answer = Answer::of_recording(&recording).ok_or_else(|| {
+        Error::Internal(format!(
+            "event {message_id} is recorded as {} {}",
+            recording.outcome, recording.status
+        ))
+    })?;
     Ok(Some(Reply::Applied {
         outcome: Outcome::done(answer),
     }))
