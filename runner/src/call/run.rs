@@ -2,7 +2,7 @@
 //! from the module's `InstancePre`, `_initialize` when exported, call, then read the answer the
 //! Extism way (an error set by the module wins; then a non-zero return code; then the output).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -23,7 +23,6 @@ pub struct CallOutcome {
     /// The answer's bytes with every secret value already replaced.
     pub answer: Result<Vec<u8>, Error>,
     pub usage: Usage,
-    pub duration: Duration,
 }
 
 /// Runs `context.export` of `compiled` with `input`, on the current (blocking) thread.
@@ -58,7 +57,6 @@ pub fn run(
     CallOutcome {
         answer,
         usage: store.data().usage(),
-        duration: started.elapsed(),
     }
 }
 
