@@ -13,6 +13,7 @@ mod cli;
 mod client_address;
 mod commands;
 mod config;
+mod directory;
 mod error;
 mod health;
 mod install_secrets;

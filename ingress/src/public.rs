@@ -24,6 +24,7 @@ use crate::error::{AuthFailure, Error};
 use crate::rate_limit::{Caller, Decision};
 use crate::routes;
 use crate::routes::app_versions::Verdict;
+
 use crate::state::State;
 
 /// Every route of the public listener.
@@ -76,6 +77,13 @@ pub(crate) enum ApiRoute {
     GetDefinition,
     GetDefinitionVersion,
     PublishDefinition,
+    ListApprovals,
+    GetApproval,
+    ApproveRequest,
+    RejectRequest,
+    WithdrawRequest,
+    CommentOnRequest,
+    ListUsers,
     StartRun,
     GetRun,
     CancelRun,
@@ -120,6 +128,13 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::GetDefinition),
         PublicRoute::Api(ApiRoute::GetDefinitionVersion),
         PublicRoute::Api(ApiRoute::PublishDefinition),
+        PublicRoute::Api(ApiRoute::ListApprovals),
+        PublicRoute::Api(ApiRoute::GetApproval),
+        PublicRoute::Api(ApiRoute::ApproveRequest),
+        PublicRoute::Api(ApiRoute::RejectRequest),
+        PublicRoute::Api(ApiRoute::WithdrawRequest),
+        PublicRoute::Api(ApiRoute::CommentOnRequest),
+        PublicRoute::Api(ApiRoute::ListUsers),
         PublicRoute::Api(ApiRoute::StartRun),
         PublicRoute::Api(ApiRoute::GetRun),
         PublicRoute::Api(ApiRoute::CancelRun),
@@ -166,6 +181,9 @@ impl ApiRoute {
             | ApiRoute::GetApprovalSettings
             | ApiRoute::GetDefinition
             | ApiRoute::GetDefinitionVersion
+            | ApiRoute::ListApprovals
+            | ApiRoute::GetApproval
+            | ApiRoute::ListUsers
             | ApiRoute::GetRun
             | ApiRoute::ListDocuments
             | ApiRoute::GetDocument
@@ -179,6 +197,10 @@ impl ApiRoute {
             | ApiRoute::TestApp
             | ApiRoute::CreateDefinitionVersion
             | ApiRoute::PublishDefinition
+            | ApiRoute::ApproveRequest
+            | ApiRoute::RejectRequest
+            | ApiRoute::WithdrawRequest
+            | ApiRoute::CommentOnRequest
             | ApiRoute::StartRun
             | ApiRoute::CancelRun
             | ApiRoute::AddDocument
@@ -214,6 +236,13 @@ impl ApiRoute {
             ApiRoute::GetDefinition => "/definitions/{kind}/{key}",
             ApiRoute::GetDefinitionVersion => "/definitions/{kind}/{key}/versions/{version}",
             ApiRoute::PublishDefinition => "/definitions/{kind}/{key}/versions/{version}/publish",
+            ApiRoute::ListApprovals => "/approvals",
+            ApiRoute::GetApproval => "/approvals/{id}",
+            ApiRoute::ApproveRequest => "/approvals/{id}/approve",
+            ApiRoute::RejectRequest => "/approvals/{id}/reject",
+            ApiRoute::WithdrawRequest => "/approvals/{id}/withdraw",
+            ApiRoute::CommentOnRequest => "/approvals/{id}/comments",
+            ApiRoute::ListUsers => "/users",
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
@@ -251,10 +280,16 @@ impl ApiRoute {
             ApiRoute::GetApprovalSettings | ApiRoute::PutApprovalSettings => {
                 Permission::ApprovalsConfigure
             }
-            ApiRoute::GetDefinition | ApiRoute::GetDefinitionVersion => Permission::DefinitionsRead,
-            ApiRoute::CreateDefinitionVersion | ApiRoute::PublishDefinition => {
-                Permission::DefinitionsWrite
-            }
+            ApiRoute::GetDefinition
+            | ApiRoute::GetDefinitionVersion
+            | ApiRoute::ListApprovals
+            | ApiRoute::GetApproval
+            | ApiRoute::CommentOnRequest => Permission::DefinitionsRead,
+            ApiRoute::CreateDefinitionVersion
+            | ApiRoute::PublishDefinition
+            | ApiRoute::WithdrawRequest => Permission::DefinitionsWrite,
+            ApiRoute::ApproveRequest | ApiRoute::RejectRequest => Permission::ApprovalsDecide,
+            ApiRoute::ListUsers => Permission::UsersRead,
             ApiRoute::GetRun => Permission::RunsRead,
             ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
@@ -588,8 +623,32 @@ async fn authorised(
         ApiRoute::PublishDefinition => Box::pin(routes::definitions::publish(
             state,
             origin,
+            (&parts, body),
             (kind, key, version),
         )),
+        ApiRoute::ListApprovals => Box::pin(routes::approvals::list(state, principal, query)),
+        ApiRoute::GetApproval => Box::pin(routes::approval_detail::get(state, principal, id)),
+        ApiRoute::ApproveRequest | ApiRoute::RejectRequest | ApiRoute::WithdrawRequest => {
+            let decision = match route {
+                ApiRoute::ApproveRequest => topics::definitions::Decision::Approved,
+                ApiRoute::RejectRequest => topics::definitions::Decision::Rejected,
+                _ => topics::definitions::Decision::Withdrawn,
+            };
+            Box::pin(routes::approval_decisions::decide(
+                state,
+                origin,
+                (&parts, body),
+                id,
+                decision,
+            ))
+        }
+        ApiRoute::CommentOnRequest => Box::pin(routes::approval_decisions::comment(
+            state,
+            origin,
+            (&parts, body),
+            id,
+        )),
+        ApiRoute::ListUsers => Box::pin(routes::users::list(state, principal, query)),
         ApiRoute::StartRun => Box::pin(routes::workflow_runs::start(state, origin, (&parts, body))),
         ApiRoute::GetRun => Box::pin(routes::workflow_runs::get(state, principal, id)),
         ApiRoute::CancelRun => Box::pin(routes::workflow_runs::cancel(state, origin, id)),

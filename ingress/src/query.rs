@@ -111,7 +111,6 @@ impl<'a> Query<'a> {
         None
     }
 
-    /// Adds an issue found by the caller's own check.
     /// `true` or `false`; `default` when absent.
     pub(crate) fn boolean(&mut self, name: &str, default: bool) -> bool {
         match self.one(name).as_deref() {
@@ -125,6 +124,7 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Adds an issue found by the caller's own check.
     pub(crate) fn reject(&mut self, name: &str, message: impl Into<String>) {
         self.issue(name, message);
     }

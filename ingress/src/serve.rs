@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::catalogue;
 use crate::config::Config;
+use crate::directory;
 use crate::internal::{self, InternalRoute};
 use crate::public::{self, PublicRoute};
 use crate::read_cache_listener;
@@ -22,7 +23,8 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
     let grace = config.shutdown_grace;
     let public_addr = SocketAddr::new(config.host, config.port);
     let internal_addr = SocketAddr::new(config.internal_host, config.internal_port);
-    let state = State::new(config, process.metrics.clone())?;
+    let (sightings, recorded) = directory::queue();
+    let state = State::new(config, process.metrics.clone(), sightings)?;
     let public_listener = TcpListener::bind(public_addr).await?;
     let internal_listener = TcpListener::bind(internal_addr).await?;
     tracing::info!(
@@ -37,6 +39,11 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
     tokio::spawn(replies::listen(
         state.replies.clone(),
         state.redis.clone(),
+        stop.clone(),
+    ));
+    tokio::spawn(directory::record(
+        state.pool.clone(),
+        recorded,
         stop.clone(),
     ));
     tokio::spawn(read_cache_listener::run(

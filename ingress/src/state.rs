@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::TokenVerifier;
 use crate::config::Config;
+use crate::directory::Sightings;
 use crate::error::Error;
 use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
@@ -92,8 +93,12 @@ impl State {
 
     /// Builds the state without waiting for any dependency: a dependency that is down makes
     /// `/health/ready` answer 503 naming it, not the process fail to start.
-    pub(crate) fn new(config: Config, metrics: MetricsHandle) -> Result<Self, StartError> {
-        let verifier = TokenVerifier::new(&config.auth)?;
+    pub(crate) fn new(
+        config: Config,
+        metrics: MetricsHandle,
+        sightings: Sightings,
+    ) -> Result<Self, StartError> {
+        let verifier = TokenVerifier::new(&config.auth)?.noting(sightings);
         let read_cache_bytes = config.read_cache_bytes;
         let pool = PgPoolOptions::new()
             .max_connections(config.database_pool_size)

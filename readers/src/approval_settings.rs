@@ -34,14 +34,14 @@ impl ApprovalSettings {
         }
     }
 
-    /// Whether publishing an app version opens an approval request (SPEC §3.1: `required`
-    /// with `requiredFor` unset or including `app`).
-    pub fn apps_need_approval(&self) -> bool {
+    /// Whether publishing `kind` (a definition kind, or `app`) opens an approval request
+    /// (SPEC §3.1, §2.5): `required`, with `requiredFor` unset or naming the kind.
+    pub fn needs_approval(&self, kind: &str) -> bool {
         self.required
             && self
                 .required_for
                 .as_ref()
-                .is_none_or(|kinds| kinds.iter().any(|k| k == "app"))
+                .is_none_or(|kinds| kinds.iter().any(|k| k == kind))
     }
 }
 

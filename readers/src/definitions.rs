@@ -157,3 +157,22 @@ pub async fn usage<'c>(
     .fetch_all(executor)
     .await?)
 }
+
+/// The published version of each of `keys` (`(kind, key)`) that has one.
+pub async fn published_versions<'c>(
+    executor: impl PgExecutor<'c>,
+    tenant: Tenant,
+    keys: &[(&str, &str)],
+) -> Result<Vec<(String, String, i32)>, Error> {
+    let (kinds, names): (Vec<&str>, Vec<&str>) = keys.iter().copied().unzip();
+    Ok(sqlx::query_as(
+        "SELECT k.kind, k.key, k.published_version FROM definition_keys k \
+         JOIN unnest($2::text[], $3::text[]) AS w(kind, key) USING (kind, key) \
+         WHERE k.tenant_id = $1 AND k.published_version IS NOT NULL",
+    )
+    .bind(tenant.id())
+    .bind(&kinds)
+    .bind(&names)
+    .fetch_all(executor)
+    .await?)
+}

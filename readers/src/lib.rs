@@ -4,6 +4,7 @@
 //! tenant that owns it, and another tenant's record is simply absent.
 
 pub mod approval_settings;
+pub mod approvals;
 pub mod apps;
 pub mod callbacks;
 pub mod definitions;
@@ -15,6 +16,7 @@ pub mod redaction;
 pub mod runs;
 pub mod submissions;
 pub mod tenant;
+pub mod users;
 
 pub use error::Error;
 pub use page::{ListPage, Page};

@@ -100,6 +100,71 @@ impl Body {
 }
 
 impl Body {
+    /// What the body names (SPEC §2.6 `dependencies`): each app with the actions it calls, and
+    /// the rules, rule sets and workflows it names by key; each once, in order of first mention.
+    pub fn names(&self) -> Vec<Named> {
+        let mut named: Vec<Named> = Vec::new();
+        let mut name = |kind: &'static str, key: &str, action: Option<&str>| {
+            let at = match named.iter().position(|n| n.kind == kind && n.key == key) {
+                Some(at) => at,
+                None => {
+                    named.push(Named {
+                        kind,
+                        key: key.to_owned(),
+                        actions: Vec::new(),
+                    });
+                    named.len() - 1
+                }
+            };
+            if let Some(action) = action.filter(|a| !named[at].actions.iter().any(|b| b == a)) {
+                named[at].actions.push(action.to_owned());
+            }
+        };
+        let rules = |entries: &[RuleEntry],
+                     name: &mut dyn FnMut(&'static str, &str, Option<&str>)| {
+            for entry in entries {
+                match entry {
+                    RuleEntry::Named { rule } => name("rule", rule, None),
+                    RuleEntry::Inline(Rule::App(rule)) => {
+                        name("app", &rule.app, Some(&rule.action))
+                    }
+                    RuleEntry::Inline(Rule::Field(_)) => {}
+                }
+            }
+        };
+        match self {
+            Body::Workflow(workflow) => {
+                for step in &workflow.steps {
+                    match &step.run {
+                        StepRun::CallApp(call) => name("app", &call.app, Some(&call.action)),
+                        StepRun::RuleSet(set) => {
+                            if let Some(key) = &set.rule_set {
+                                name("rule_set", key, None);
+                            }
+                            rules(&set.rules, &mut name);
+                        }
+                    }
+                }
+            }
+            Body::Rule(Rule::App(rule)) => name("app", &rule.app, Some(&rule.action)),
+            Body::Rule(Rule::Field(_)) => {}
+            Body::RuleSet(set) => rules(&set.rules, &mut name),
+            Body::CollectionFlow(flow) => name("workflow", &flow.workflow, None),
+        }
+        named
+    }
+}
+
+/// Something a definition names: an app (with the actions called) or another definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// `app`, `rule`, `rule_set` or `workflow`.
+    pub kind: &'static str,
+    pub key: String,
+    pub actions: Vec<String>,
+}
+
+impl Body {
     /// What the body's types cannot say: step ids unique and not empty, mapping values that
     /// are paths, comparisons that fit their operator, keys that can name a definition. Each
     /// problem as `(JSON Pointer, message)`.
@@ -407,7 +472,8 @@ pub struct CollectionFlow {
     pub workflow: String,
 }
 
-/// Commands of a definition key.
+/// Commands of a definition key. The approval commands name the key of the request too, so a
+/// request is decided by its key's single writer: an approve racing a withdraw has one winner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Command {
@@ -417,24 +483,71 @@ pub enum Command {
         key: String,
         body: Value,
     },
-    /// Publishes `version`: it becomes the key's published version.
+    /// Publishes `version`: it becomes the key's published version, or, when the tenant's
+    /// approval settings require it for the kind, an approval request opens (`comment` is the
+    /// request's).
     Publish {
         kind: Kind,
         key: String,
         version: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
     },
+    /// Decides the key's open request `approval`.
+    Decide {
+        kind: Kind,
+        key: String,
+        approval: Uuid,
+        decision: Decision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+    },
+    /// Adds to the discussion of `approval`.
+    Comment {
+        kind: Kind,
+        key: String,
+        approval: Uuid,
+        body: String,
+    },
+}
+
+/// How an approval request is decided (SPEC §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Publishes the version (not by the requester under four-eyes).
+    Approved,
+    Rejected,
+    /// The requester's (or an approver's) taking it back; the API checked who may.
+    Withdrawn,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approved => "approved",
+            Decision::Rejected => "rejected",
+            Decision::Withdrawn => "withdrawn",
+        }
+    }
 }
 
 impl Command {
     pub fn kind(&self) -> Kind {
         match self {
-            Command::CreateVersion { kind, .. } | Command::Publish { kind, .. } => *kind,
+            Command::CreateVersion { kind, .. }
+            | Command::Publish { kind, .. }
+            | Command::Decide { kind, .. }
+            | Command::Comment { kind, .. } => *kind,
         }
     }
 
     pub fn key(&self) -> &str {
         match self {
-            Command::CreateVersion { key, .. } | Command::Publish { key, .. } => key,
+            Command::CreateVersion { key, .. }
+            | Command::Publish { key, .. }
+            | Command::Decide { key, .. }
+            | Command::Comment { key, .. } => key,
         }
     }
 }
@@ -445,13 +558,27 @@ impl Command {
 pub enum Answer {
     /// [`Command::CreateVersion`]: the version created.
     Created(readers::definitions::Version),
-    /// [`Command::Publish`].
+    /// [`Command::Publish`] that published.
     Published(Published),
+    /// [`Command::Publish`] that opened an approval request instead.
+    Requested(Requested),
+    /// [`Command::Decide`]: the request as decided.
+    Decided(readers::approvals::ApprovalRequest),
+    /// [`Command::Comment`]: the comment added.
+    Commented(readers::approvals::Comment),
 }
 
 /// A version published, with what the checks of its app calls and references found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Published {
+    pub definition: readers::definitions::Version,
+    pub warnings: Vec<Finding>,
+}
+
+/// A publish that waits for approval: the request, the version, what its checks found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requested {
+    pub approval: readers::approvals::ApprovalRequest,
     pub definition: readers::definitions::Version,
     pub warnings: Vec<Finding>,
 }
@@ -547,5 +674,35 @@ mod tests {
         let empty = Body::parse(Kind::Workflow, json!({"steps": []})).expect("reads");
         assert_eq!(empty.problems().len(), 1);
         assert!(is_key("kyc_check-2") && !is_key("_kyc") && !is_key("KYC") && !is_key(""));
+    }
+
+    #[test]
+    fn names_are_each_app_and_key_once_in_order() {
+        let body = json!({"steps": [
+            {"id": "a", "type": "call_app", "app": "kyc", "action": "check"},
+            {"id": "b", "type": "rule_set", "ruleSet": "fraud", "rules": [
+                {"rule": "pep"},
+                {"type": "app", "app": "kyc", "action": "score", "resultPath": "s", "failWhen": {"op": "gt", "value": 1}}
+            ]},
+            {"id": "c", "type": "call_app", "app": "kyc", "action": "check"}
+        ]});
+        let named: Vec<(&str, String, Vec<String>)> = Body::parse(Kind::Workflow, body)
+            .expect("reads")
+            .names()
+            .into_iter()
+            .map(|n| (n.kind, n.key, n.actions))
+            .collect();
+        let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            named,
+            [
+                ("app", "kyc".to_owned(), strings(&["check", "score"])),
+                ("rule_set", "fraud".to_owned(), vec![]),
+                ("rule", "pep".to_owned(), vec![]),
+            ]
+        );
+        let flow =
+            Body::parse(Kind::CollectionFlow, json!({"workflow": "onboarding"})).expect("reads");
+        assert_eq!(flow.names()[0].kind, "workflow");
     }
 }

@@ -27,10 +27,16 @@ pub enum Permission {
     DocumentsRead = 1 << 11,
     /// Adding documents to a subject (not named by SPEC; README "Documents"). Admins.
     DocumentsWrite = 1 << 12,
+    /// Approving and rejecting definition approval requests, and withdrawing anyone's (not
+    /// named by SPEC; README "Definition approvals"). Admins.
+    ApprovalsDecide = 1 << 13,
+    /// Reading the tenant's user directory (not named by SPEC; README "The user directory").
+    /// Admins.
+    UsersRead = 1 << 14,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 13] = [
+    pub const ALL: [Permission; 15] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -44,6 +50,8 @@ impl Permission {
         Permission::RunsWrite,
         Permission::DocumentsRead,
         Permission::DocumentsWrite,
+        Permission::ApprovalsDecide,
+        Permission::UsersRead,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +69,8 @@ impl Permission {
             Permission::RunsWrite => "runs:write",
             Permission::DocumentsRead => "documents:read",
             Permission::DocumentsWrite => "documents:write",
+            Permission::ApprovalsDecide => "approvals:decide",
+            Permission::UsersRead => "users:read",
         }
     }
 
@@ -87,6 +97,13 @@ pub enum Role {
 }
 
 impl Role {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Analyst => "analyst",
+        }
+    }
+
     /// The role a `roles` claim entry names, when it is one of ours.
     pub(crate) fn parse(name: &str) -> Option<Self> {
         match name {

@@ -7,8 +7,10 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{DecodingKey, Validation};
 
 use super::claims::Claims;
+use super::permission::Role;
 use super::principal::Principal;
 use super::verified_tokens::VerifiedTokens;
+use crate::directory::Sightings;
 use crate::error::AuthFailure;
 
 /// The algorithm a deployment accepts.
@@ -79,6 +81,8 @@ pub(crate) struct TokenVerifier {
     key: DecodingKey,
     validation: Validation,
     verified: VerifiedTokens,
+    /// Where a token verified for the first time is noted (the user directory).
+    sightings: Option<Sightings>,
 }
 
 impl std::fmt::Debug for TokenVerifier {
@@ -132,6 +136,7 @@ impl TokenVerifier {
             key,
             validation,
             verified: VerifiedTokens::default(),
+            sightings: None,
         })
     }
 
@@ -140,13 +145,22 @@ impl TokenVerifier {
         if let Some(principal) = self.verified.get(token) {
             return Ok(principal);
         }
-        let (principal, exp) = self.check(token)?;
+        let (principal, exp, roles) = self.check(token)?;
         self.verified.insert(token, &principal, exp);
+        if let Some(sightings) = &self.sightings {
+            sightings.saw(&principal, &roles);
+        }
         Ok(principal)
     }
 
-    /// The signature and claims of `token`: its principal and `exp`.
-    fn check(&self, token: &str) -> Result<(Principal, u64), AuthFailure> {
+    /// Notes each token verified for the first time in `sightings`.
+    pub(crate) fn noting(mut self, sightings: Sightings) -> Self {
+        self.sightings = Some(sightings);
+        self
+    }
+
+    /// The signature and claims of `token`: its principal, `exp` and the roles it names.
+    fn check(&self, token: &str) -> Result<(Principal, u64, Vec<Role>), AuthFailure> {
         // A header that does not decode (`alg: none`, garbage) is a forged token, not bad claims.
         jsonwebtoken::decode_header(token).map_err(|_| AuthFailure::Invalid)?;
         let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(
@@ -163,7 +177,8 @@ impl TokenVerifier {
             },
         )?;
         let exp = data.claims.exp;
-        Ok((Principal::from_claims(data.claims)?, exp))
+        let roles = data.claims.roles.clone();
+        Ok((Principal::from_claims(data.claims)?, exp, roles))
     }
 }
 

@@ -2,11 +2,14 @@
 //! `POST /definitions/:kind/:key/versions` (the body is the definition; answers 201 with the
 //! version, numbered by the definitions stage), `GET /definitions/:kind/:key` (the key and its
 //! versions), `GET /definitions/:kind/:key/versions/:version` (one in full) and
-//! `POST /definitions/:kind/:key/versions/:version/publish` (200 with the version and the
-//! warnings of its checks; 400 when an app rule calls an asynchronous action).
+//! `POST /definitions/:kind/:key/versions/:version/publish` with an optional `{comment}` (200
+//! with the version and the warnings of its checks; 202 with the approval request as well when
+//! the tenant's approval settings require approval for the kind; 400 when an app rule calls an
+//! asynchronous action).
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
+use serde::Deserialize;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
 use topics::definitions::{Answer, Body, Command, Kind, is_key};
@@ -75,21 +78,43 @@ pub(crate) async fn get_version(
     Ok(response::json(StatusCode::OK, &found))
 }
 
+/// The optional body of a publish: the approval request's comment, should one open.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublishBody {
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+/// The longest comment of an approval request.
+const MAX_COMMENT_CHARS: usize = 2000;
+
 pub(crate) async fn publish(
     state: &State,
     origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
     (kind, key, version): (&str, &str, &str),
 ) -> Result<Response<HttpBody>, Error> {
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
+    let PublishBody { comment } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if comment
+        .as_ref()
+        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
+    {
+        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
+        return Err(Error::validation(Location::Body, "/comment", message));
+    }
     let command = Command::Publish {
         kind,
         key: key.to_owned(),
         version,
+        comment,
     };
-    let Answer::Published(published) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("a publish"));
-    };
-    Ok(response::json(StatusCode::OK, &published))
+    match commands::submit(state, origin, command).await? {
+        Answer::Published(published) => Ok(response::json(StatusCode::OK, &published)),
+        Answer::Requested(requested) => Ok(response::json(StatusCode::ACCEPTED, &requested)),
+        _ => Err(commands::mismatched("a publish")),
+    }
 }
 
 fn kind_of(kind: &str) -> Result<Kind, Error> {

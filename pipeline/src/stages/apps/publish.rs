@@ -48,7 +48,7 @@ pub(super) async fn apply(
         version: &row.version,
         id: version_id,
     };
-    if settings.apps_need_approval() {
+    if settings.needs_approval("app") {
         let request_id = Uuid::now_v7();
         sqlx::query(
             "INSERT INTO app_approval_requests (id, tenant_id, version_id, app_name, requested_by, \

@@ -1,9 +1,12 @@
 //! The definitions stage: versions of workflows, rules, rule sets and collection flows, one
 //! writer per key — [`create_version`] numbers the key's next version, [`publish`] makes one
-//! version the key's published one after the [`checks`] of what it calls.
+//! version the key's published one after the [`checks`] of what it calls, or opens an approval
+//! request that [`decide`] approves, rejects or withdraws and [`comment`] discusses.
 
 mod checks;
+mod comment;
 mod create_version;
+mod decide;
 mod publish;
 
 use async_trait::async_trait;
@@ -46,8 +49,43 @@ impl DefinitionsStage {
             Command::CreateVersion { kind, key, body } => {
                 create_version::apply(tx, command, tenant, *kind, key, body).await
             }
-            Command::Publish { kind, key, version } => {
-                publish::apply(tx, command, tenant, *kind, key, *version).await
+            Command::Publish {
+                kind,
+                key,
+                version,
+                comment,
+            } => {
+                let about = (tenant, *kind, key.as_str());
+                publish::apply(tx, command, about, *version, comment.as_deref()).await
+            }
+            Command::Decide {
+                kind,
+                key,
+                approval,
+                decision,
+                comment,
+            } => {
+                let deciding = decide::Deciding {
+                    tenant,
+                    kind: *kind,
+                    key,
+                    approval: *approval,
+                };
+                decide::apply(tx, command, deciding, *decision, comment.as_deref()).await
+            }
+            Command::Comment {
+                kind,
+                key,
+                approval,
+                body,
+            } => {
+                let about = decide::Deciding {
+                    tenant,
+                    kind: *kind,
+                    key,
+                    approval: *approval,
+                };
+                comment::apply(tx, command, about, body).await
             }
         }
     }

@@ -1,8 +1,10 @@
 //! `Publish`: one of the key's versions becomes the one runs use, after the [`checks`] of what
-//! it calls: warnings (`unknown_app`, `app_disabled`, ...) are answered beside the published
-//! version; an app rule calling an asynchronous action refuses the publish (400) before anything
-//! is sent. The key's app calls are replaced by the version's (for `GET /apps/:name/usage`);
-//! audit `<kind>.published`.
+//! it calls: warnings (`unknown_app`, `app_disabled`, ...) are answered beside the version; an
+//! app rule calling an asynchronous action refuses the publish (400). When the tenant's
+//! approval settings require it for the kind, an approval request opens instead (audit
+//! `definition.approval.requested`) and [`super::decide`] publishes on approval. A key has at
+//! most one open request: a publish while one is open is 409 `conflict` naming it, so an
+//! approver never approves a version other than the one they reviewed.
 //!
 //! [`checks`]: super::checks
 
@@ -10,21 +12,76 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::{Answer, Body, Command, Kind, Published};
+use topics::definitions::{Answer, Body, Command, Finding, Kind, Published, Requested};
 use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
 
 use super::checks;
 use crate::Error;
 use crate::audit::{self, AuditEvent};
 
+/// The key, version and body of a publish, as the stage read them.
+pub(super) struct Publishing<'a> {
+    pub(super) tenant: readers::Tenant,
+    pub(super) kind: Kind,
+    pub(super) key: &'a str,
+    pub(super) version: i32,
+    /// The key's published version before this one.
+    pub(super) previous: Option<i32>,
+    pub(super) body: Body,
+}
+
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
     command: &Envelope<Command>,
+    (tenant, kind, key): (readers::Tenant, Kind, &str),
+    version: i32,
+    comment: Option<&str>,
+) -> Result<Outcome<Answer>, Error> {
+    let publishing = match read(tx, tenant, kind, key, version).await? {
+        Ok(publishing) => publishing,
+        Err(refused) => return Ok(refused),
+    };
+    if let Some(open) = open_request(tx, tenant, kind, key).await? {
+        return Ok(Outcome::refused_with(
+            RefusalCode::Conflict,
+            format!(
+                "Version {} of this key waits for approval; decide or withdraw that request first.",
+                open.1
+            ),
+            json!({ "approvalId": open.0 }),
+        ));
+    }
+    let warnings = match checked(tx, &publishing).await? {
+        Ok(warnings) => warnings,
+        Err(refused) => return Ok(refused),
+    };
+    let settings = readers::approval_settings::get(&mut **tx, tenant).await?;
+    if settings.needs_approval(kind.as_str()) {
+        let approval = request(tx, command, &publishing, comment).await?;
+        let definition = stored(tx, &publishing).await?;
+        return Ok(Outcome::done(Answer::Requested(Requested {
+            approval,
+            definition,
+            warnings,
+        })));
+    }
+    let definition = publish(tx, command, &publishing, None).await?;
+    Ok(Outcome::done(Answer::Published(Published {
+        definition,
+        warnings,
+    })))
+}
+
+/// The version to publish, or the refusal: an absent key or version (404), the version
+/// already published (409).
+pub(super) async fn read<'a>(
+    tx: &mut Transaction<'_, Postgres>,
     tenant: readers::Tenant,
     kind: Kind,
-    key: &str,
+    key: &'a str,
     version: i32,
-) -> Result<Outcome<Answer>, Error> {
+) -> Result<Result<Publishing<'a>, Outcome<Answer>>, Error> {
     let head: Option<Option<i32>> = sqlx::query_scalar(
         "SELECT published_version FROM definition_keys \
          WHERE tenant_id = $1 AND kind = $2 AND key = $3 FOR UPDATE",
@@ -34,34 +91,138 @@ pub(super) async fn apply(
     .bind(key)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some(published) = head else {
-        return Ok(Outcome::refused(
+    let Some(previous) = head else {
+        return Ok(Err(Outcome::refused(
             RefusalCode::NotFound,
             "No such definition.",
-        ));
+        )));
     };
     let Some(stored) =
         readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version).await?
     else {
-        return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
+        return Ok(Err(Outcome::refused(
+            RefusalCode::NotFound,
+            "No such version.",
+        )));
     };
-    if published == Some(version) {
-        return Ok(Outcome::refused(
+    if previous == Some(version) {
+        return Ok(Err(Outcome::refused(
             RefusalCode::Conflict,
             format!("Version {version} is already the published one."),
-        ));
+        )));
     }
     let body = Body::parse(kind, stored.body)
         .map_err(|e| Error::Invalid(format!("a stored body that does not read: {e}")))?;
-    let checked = checks::check(tx, tenant, &body).await?;
-    if !checked.refusals.is_empty() {
-        let issues: Vec<_> = checked.refusals.iter().map(checks::issue).collect();
-        return Ok(Outcome::refused_with(
-            RefusalCode::ValidationError,
-            "The version cannot be published.",
-            json!({ "issues": issues }),
-        ));
+    Ok(Ok(Publishing {
+        tenant,
+        kind,
+        key,
+        version,
+        previous,
+        body,
+    }))
+}
+
+/// The key's open request: its id and version.
+async fn open_request(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: readers::Tenant,
+    kind: Kind,
+    key: &str,
+) -> Result<Option<(Uuid, i32)>, Error> {
+    Ok(sqlx::query_as(
+        "SELECT id, version FROM definition_approval_requests \
+         WHERE tenant_id = $1 AND kind = $2 AND key = $3 AND decision IS NULL",
+    )
+    .bind(tenant.id())
+    .bind(kind.as_str())
+    .bind(key)
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// The checks' warnings, or the refusal (400) when something the version calls cannot be.
+pub(super) async fn checked(
+    tx: &mut Transaction<'_, Postgres>,
+    publishing: &Publishing<'_>,
+) -> Result<Result<Vec<Finding>, Outcome<Answer>>, Error> {
+    let checked = checks::check(tx, publishing.tenant, &publishing.body).await?;
+    if checked.refusals.is_empty() {
+        return Ok(Ok(checked.warnings));
     }
+    let issues: Vec<_> = checked.refusals.iter().map(checks::issue).collect();
+    Ok(Err(Outcome::refused_with(
+        RefusalCode::ValidationError,
+        "The version cannot be published.",
+        json!({ "issues": issues }),
+    )))
+}
+
+/// Opens the approval request of the version.
+async fn request(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    publishing: &Publishing<'_>,
+    comment: Option<&str>,
+) -> Result<readers::approvals::ApprovalRequest, Error> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO definition_approval_requests (id, tenant_id, kind, key, version, \
+         requested_by, requested_by_name, requested_at, comment) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8)",
+    )
+    .bind(id)
+    .bind(publishing.tenant.id())
+    .bind(publishing.kind.as_str())
+    .bind(publishing.key)
+    .bind(publishing.version)
+    .bind(&command.principal.id)
+    .bind(&command.principal.name)
+    .bind(comment)
+    .execute(&mut **tx)
+    .await?;
+    let about = (publishing.kind, publishing.key, publishing.version);
+    let event = approval_event("definition.approval.requested", about, id);
+    audit::record(tx, command, event).await?;
+    readers::approvals::get(&mut **tx, publishing.tenant, id)
+        .await?
+        .ok_or_else(|| Error::Invalid("the request just opened is not there".into()))
+}
+
+/// The audit event of a request's step: kind, key, version and the request.
+pub(super) fn approval_event(
+    action: &'static str,
+    (kind, key, version): (Kind, &str, i32),
+    request: Uuid,
+) -> AuditEvent {
+    AuditEvent {
+        action,
+        subject_type: "definition_approval",
+        subject_id: request.to_string(),
+        payload: json!({
+            "kind": kind.as_str(),
+            "key": key,
+            "version": version,
+            "requestId": request,
+        }),
+    }
+}
+
+/// Makes the version the key's published one (audit `<kind>.published`, naming the approval
+/// request that published it, if one did).
+pub(super) async fn publish(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    publishing: &Publishing<'_>,
+    request: Option<Uuid>,
+) -> Result<readers::definitions::Version, Error> {
+    let Publishing {
+        tenant,
+        kind,
+        key,
+        version,
+        ..
+    } = *publishing;
     sqlx::query(
         "UPDATE definition_versions SET published_at = now(), published_by = $5 \
          WHERE tenant_id = $1 AND kind = $2 AND key = $3 AND version = $4",
@@ -83,21 +244,41 @@ pub(super) async fn apply(
     .bind(version)
     .execute(&mut **tx)
     .await?;
-    replace_app_calls(tx, tenant, kind, key, version, &body).await?;
+    replace_app_calls(tx, publishing).await?;
+    let mut payload = json!({
+        "kind": kind.as_str(),
+        "key": key,
+        "version": version,
+        "previousVersion": publishing.previous,
+    });
+    if let Some(request) = request {
+        payload["requestId"] = json!(request);
+    }
     let event = AuditEvent {
         action: published_action(kind),
         subject_type: "definition",
         subject_id: format!("{}/{key}", kind.as_str()),
-        payload: json!({ "kind": kind.as_str(), "key": key, "version": version, "previousVersion": published }),
+        payload,
     };
     audit::record(tx, command, event).await?;
-    let definition = readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version)
+    stored(tx, publishing).await
+}
+
+/// The version as the readers read it.
+async fn stored(
+    tx: &mut Transaction<'_, Postgres>,
+    publishing: &Publishing<'_>,
+) -> Result<readers::definitions::Version, Error> {
+    let Publishing {
+        tenant,
+        kind,
+        key,
+        version,
+        ..
+    } = *publishing;
+    readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version)
         .await?
-        .ok_or_else(|| Error::Invalid("the version just published is not there".into()))?;
-    Ok(Outcome::done(Answer::Published(Published {
-        definition,
-        warnings: checked.warnings,
-    })))
+        .ok_or_else(|| Error::Invalid("the version being published is not there".into()))
 }
 
 /// SPEC §6.1: `<kind>.published`.
@@ -112,12 +293,16 @@ fn published_action(kind: Kind) -> &'static str {
 
 async fn replace_app_calls(
     tx: &mut Transaction<'_, Postgres>,
-    tenant: readers::Tenant,
-    kind: Kind,
-    key: &str,
-    version: i32,
-    body: &Body,
+    publishing: &Publishing<'_>,
 ) -> Result<(), Error> {
+    let Publishing {
+        tenant,
+        kind,
+        key,
+        version,
+        ref body,
+        ..
+    } = *publishing;
     sqlx::query("DELETE FROM definition_app_calls WHERE tenant_id = $1 AND kind = $2 AND key = $3")
         .bind(tenant.id())
         .bind(kind.as_str())

@@ -1,0 +1,116 @@
+//! Deciding a definition approval request (SPEC §3.4 leaves the routes out; README "Definition
+//! approvals"): `POST /approvals/:id/approve`, `/reject` (`approvals:decide`) and `/withdraw`
+//! (the requester, or a holder of `approvals:decide`), each with an optional `{comment}`, and
+//! `POST /approvals/:id/comments` `{body}` adding to the discussion. The route reads the request
+//! to key the command by its definition; the definitions stage, the key's single writer, decides
+//! (a decided request is 409 `conflict`, the requester's own approve under four-eyes 403
+//! `four_eyes`).
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::approvals::{self, ApprovalRequest};
+use serde::Deserialize;
+use service::http::{Body, response};
+use topics::definitions::{Answer, Command, Decision, Kind};
+
+use crate::auth::Permission;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Location};
+use crate::path;
+use crate::state::State;
+
+/// The longest decision comment.
+const MAX_COMMENT_CHARS: usize = 2000;
+/// The longest remark of a discussion.
+const MAX_REMARK_CHARS: usize = 4000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemarkBody {
+    body: String,
+}
+
+pub(crate) async fn decide(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+    id: &str,
+    decision: Decision,
+) -> Result<Response<Body>, Error> {
+    let approval = requested(state, origin, id).await?;
+    let DecisionBody { comment } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if comment
+        .as_ref()
+        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
+    {
+        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
+        return Err(Error::validation(Location::Body, "/comment", message));
+    }
+    let caller = origin.caller;
+    if decision == Decision::Withdrawn
+        && *approval.requested_by != *caller.sub
+        && !caller.has(Permission::ApprovalsDecide)
+    {
+        return Err(Error::Forbidden {
+            permission: Permission::ApprovalsDecide.as_str(),
+        });
+    }
+    let command = Command::Decide {
+        kind: kind_of(&approval)?,
+        key: approval.key,
+        approval: approval.id,
+        decision,
+        comment,
+    };
+    let Answer::Decided(decided) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("an approval's decision"));
+    };
+    Ok(response::json(StatusCode::OK, &decided))
+}
+
+pub(crate) async fn comment(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let approval = requested(state, origin, id).await?;
+    let RemarkBody { body } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let length = body.trim().chars().count();
+    if length == 0 || body.chars().count() > MAX_REMARK_CHARS {
+        let message = format!("must be 1 to {MAX_REMARK_CHARS} characters, not all blank");
+        return Err(Error::validation(Location::Body, "/body", message));
+    }
+    let command = Command::Comment {
+        kind: kind_of(&approval)?,
+        key: approval.key,
+        approval: approval.id,
+        body,
+    };
+    let Answer::Commented(comment) = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("a comment"));
+    };
+    Ok(response::json(StatusCode::CREATED, &comment))
+}
+
+/// The tenant's request the path names.
+async fn requested(state: &State, origin: Origin<'_>, id: &str) -> Result<ApprovalRequest, Error> {
+    let id = path::id("id", id)?;
+    let tenant = readers::Tenant::new(origin.caller.tenant);
+    approvals::get(&state.pool, tenant, id)
+        .await?
+        .ok_or(Error::NotFound)
+}
+
+fn kind_of(approval: &ApprovalRequest) -> Result<Kind, Error> {
+    Kind::parse(&approval.kind)
+        .ok_or_else(|| Error::Internal(format!("an approval of kind {:?}", approval.kind)))
+}

@@ -1,0 +1,65 @@
+//! `GET /approvals` (SPEC §4.5): the tenant's definition approval requests, open ones (the
+//! default) oldest first, decided ones newest decision first; `kind`, `mine` (the caller's own),
+//! `stale` (requested over a day ago), `limit` (at most 200, default 50), `offset`.
+
+use http::{Response, StatusCode};
+use readers::Page;
+use readers::approvals::{self, Filter};
+use service::http::{Body, response};
+use topics::definitions::Kind;
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::query::{MAX_OFFSET, Query};
+use crate::state::State;
+
+/// Page size when `limit` is absent, and the largest (SPEC §4.5, §8).
+const DEFAULT_LIMIT: i64 = 50;
+const MAX_LIMIT: i64 = 200;
+
+pub(crate) async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let open = match query.one("status").as_deref() {
+        None | Some("open") => true,
+        Some("decided") => false,
+        Some(_) => {
+            query.reject("status", "must be open or decided");
+            true
+        }
+    };
+    let kind = query.one("kind").and_then(|kind| match Kind::parse(&kind) {
+        Some(kind) => Some(kind.as_str().to_owned()),
+        None => {
+            query.reject(
+                "kind",
+                "must be one of workflow, rule, rule_set, collection_flow",
+            );
+            None
+        }
+    });
+    let mine = query.boolean("mine", false);
+    let stale = query.one("stale").and_then(|stale| match stale.as_ref() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => {
+            query.reject("stale", "must be true or false");
+            None
+        }
+    });
+    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    query.finish()?;
+    let filter = Filter {
+        open,
+        kind,
+        requested_by: mine.then(|| principal.sub.to_string()),
+        stale,
+    };
+    let tenant = readers::Tenant::new(principal.tenant);
+    let page = approvals::list(&state.pool, tenant, &filter, Page { limit, offset }).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}

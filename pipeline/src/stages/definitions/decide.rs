@@ -1,0 +1,114 @@
+//! `Decide`: an open approval request approved, rejected or withdrawn (SPEC §3.4). Approving
+//! publishes the version (audit `definition.approval.approved`, then `<kind>.published`), after
+//! the same checks a publish makes: a version that can no longer be published is refused and
+//! the request stays open. With four-eyes on, the requester approving is 403 `four_eyes`. A
+//! decided request is 409 `conflict` whatever the decision; a rejected or withdrawn version can
+//! be requested again. Who may withdraw is the API's to check (the requester, or an approver).
+
+use sqlx::{Postgres, Transaction};
+use topics::definitions::{Answer, Command, Decision, Kind};
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use super::publish::{self, approval_event};
+use crate::Error;
+use crate::audit;
+
+/// What a decision is about.
+pub(super) struct Deciding<'a> {
+    pub(super) tenant: readers::Tenant,
+    pub(super) kind: Kind,
+    pub(super) key: &'a str,
+    pub(super) approval: Uuid,
+}
+
+pub(super) async fn apply(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    deciding: Deciding<'_>,
+    decision: Decision,
+    comment: Option<&str>,
+) -> Result<Outcome<Answer>, Error> {
+    let Deciding {
+        tenant,
+        kind,
+        key,
+        approval,
+    } = deciding;
+    let Some(request) = lock(tx, &deciding).await? else {
+        return Ok(Outcome::refused(
+            RefusalCode::NotFound,
+            "No such approval request.",
+        ));
+    };
+    if let Some(decided) = &request.decision {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!("The request is already {decided}."),
+        ));
+    }
+    let mut publishing = None;
+    if decision == Decision::Approved {
+        let settings = readers::approval_settings::get(&mut **tx, tenant).await?;
+        if settings.four_eyes && request.requested_by == command.principal.id {
+            return Ok(Outcome::refused(
+                RefusalCode::FourEyes,
+                "Four-eyes is on: someone other than the requester must approve.",
+            ));
+        }
+        let read = match publish::read(tx, tenant, kind, key, request.version).await? {
+            Ok(read) => read,
+            Err(refused) => return Ok(refused),
+        };
+        if let Err(refused) = publish::checked(tx, &read).await? {
+            return Ok(refused);
+        }
+        publishing = Some(read);
+    }
+    sqlx::query(
+        "UPDATE definition_approval_requests SET decision = $2, decided_by = $3, \
+         decided_by_name = $4, decided_at = now(), decision_comment = $5 WHERE id = $1",
+    )
+    .bind(approval)
+    .bind(decision.as_str())
+    .bind(&command.principal.id)
+    .bind(&command.principal.name)
+    .bind(comment)
+    .execute(&mut **tx)
+    .await?;
+    let action = match decision {
+        Decision::Approved => "definition.approval.approved",
+        Decision::Rejected => "definition.approval.rejected",
+        Decision::Withdrawn => "definition.approval.withdrawn",
+    };
+    let about = (kind, key, request.version);
+    audit::record(tx, command, approval_event(action, about, approval)).await?;
+    if let Some(publishing) = &publishing {
+        publish::publish(tx, command, publishing, Some(approval)).await?;
+    }
+    let decided = readers::approvals::get(&mut **tx, tenant, approval)
+        .await?
+        .ok_or_else(|| Error::Invalid("the request just decided is not there".into()))?;
+    Ok(Outcome::done(Answer::Decided(decided)))
+}
+
+/// The request, locked, when it is the tenant's and of this key.
+async fn lock(
+    tx: &mut Transaction<'_, Postgres>,
+    deciding: &Deciding<'_>,
+) -> Result<Option<readers::approvals::ApprovalRequest>, Error> {
+    let found: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM definition_approval_requests \
+         WHERE tenant_id = $1 AND id = $2 AND kind = $3 AND key = $4 FOR UPDATE",
+    )
+    .bind(deciding.tenant.id())
+    .bind(deciding.approval)
+    .bind(deciding.kind.as_str())
+    .bind(deciding.key)
+    .fetch_optional(&mut **tx)
+    .await?;
+    match found {
+        Some(id) => Ok(readers::approvals::get(&mut **tx, deciding.tenant, id).await?),
+        None => Ok(None),
+    }
+}
