@@ -5,6 +5,7 @@
 //! through `./stack run ingress`.
 
 mod access_log;
+mod approvals;
 mod apps;
 mod auth;
 mod broker_loss;
