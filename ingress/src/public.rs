@@ -84,6 +84,10 @@ pub(crate) enum ApiRoute {
     WithdrawRequest,
     CommentOnRequest,
     ListUsers,
+    OpenCase,
+    ListCases,
+    GetCase,
+    DecideCase,
     StartRun,
     GetRun,
     CancelRun,
@@ -135,6 +139,10 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::WithdrawRequest),
         PublicRoute::Api(ApiRoute::CommentOnRequest),
         PublicRoute::Api(ApiRoute::ListUsers),
+        PublicRoute::Api(ApiRoute::OpenCase),
+        PublicRoute::Api(ApiRoute::ListCases),
+        PublicRoute::Api(ApiRoute::GetCase),
+        PublicRoute::Api(ApiRoute::DecideCase),
         PublicRoute::Api(ApiRoute::StartRun),
         PublicRoute::Api(ApiRoute::GetRun),
         PublicRoute::Api(ApiRoute::CancelRun),
@@ -184,6 +192,8 @@ impl ApiRoute {
             | ApiRoute::ListApprovals
             | ApiRoute::GetApproval
             | ApiRoute::ListUsers
+            | ApiRoute::ListCases
+            | ApiRoute::GetCase
             | ApiRoute::GetRun
             | ApiRoute::ListDocuments
             | ApiRoute::GetDocument
@@ -201,6 +211,8 @@ impl ApiRoute {
             | ApiRoute::RejectRequest
             | ApiRoute::WithdrawRequest
             | ApiRoute::CommentOnRequest
+            | ApiRoute::OpenCase
+            | ApiRoute::DecideCase
             | ApiRoute::StartRun
             | ApiRoute::CancelRun
             | ApiRoute::AddDocument
@@ -243,6 +255,9 @@ impl ApiRoute {
             ApiRoute::WithdrawRequest => "/approvals/{id}/withdraw",
             ApiRoute::CommentOnRequest => "/approvals/{id}/comments",
             ApiRoute::ListUsers => "/users",
+            ApiRoute::OpenCase | ApiRoute::ListCases => "/cases",
+            ApiRoute::GetCase => "/cases/{id}",
+            ApiRoute::DecideCase => "/cases/{id}/decide",
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
@@ -290,6 +305,8 @@ impl ApiRoute {
             | ApiRoute::WithdrawRequest => Permission::DefinitionsWrite,
             ApiRoute::ApproveRequest | ApiRoute::RejectRequest => Permission::ApprovalsDecide,
             ApiRoute::ListUsers => Permission::UsersRead,
+            ApiRoute::ListCases | ApiRoute::GetCase => Permission::CasesRead,
+            ApiRoute::OpenCase | ApiRoute::DecideCase => Permission::CasesWrite,
             ApiRoute::GetRun => Permission::RunsRead,
             ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
@@ -649,6 +666,10 @@ async fn authorised(
             id,
         )),
         ApiRoute::ListUsers => Box::pin(routes::users::list(state, principal, query)),
+        ApiRoute::OpenCase => Box::pin(routes::cases::open(state, origin, (&parts, body))),
+        ApiRoute::ListCases => Box::pin(routes::cases::list(state, principal, query)),
+        ApiRoute::GetCase => Box::pin(routes::cases::get(state, principal, id)),
+        ApiRoute::DecideCase => Box::pin(routes::cases::decide(state, origin, (&parts, body), id)),
         ApiRoute::StartRun => Box::pin(routes::workflow_runs::start(state, origin, (&parts, body))),
         ApiRoute::GetRun => Box::pin(routes::workflow_runs::get(state, principal, id)),
         ApiRoute::CancelRun => Box::pin(routes::workflow_runs::cancel(state, origin, id)),

@@ -28,6 +28,7 @@ mod seed_history;
 mod serve;
 mod stage;
 mod stages;
+mod timers;
 mod workers;
 
 pub use cli::{main, seed_history_main};

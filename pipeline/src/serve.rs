@@ -18,12 +18,16 @@ use crate::history_changes::HistoryChanges;
 use crate::outbox::Relay;
 use crate::replies::Replies;
 use crate::stages::callbacks::CallbacksStage;
+use crate::stages::cases::CasesStage;
+use crate::stages::cases::timers::CaseTimers;
 use crate::stages::circuits::CircuitsStage;
-use crate::stages::runs::{Calls, RunsStage, timers};
+use crate::stages::runs::timers::RunTimers;
+use crate::stages::runs::{Calls, RunsStage};
 use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
     installs::InstallsStage,
 };
+use crate::timers;
 use crate::workers::Workers;
 use crate::{active_runs, callback_counts, health_minutes, partitions};
 
@@ -84,11 +88,18 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(RunsStage::new(calls)),
         consuming.spawn(CircuitsStage),
         consuming.spawn(CallbacksStage),
+        consuming.spawn(CasesStage),
     ];
-    let run_timers = tokio::spawn(timers::relay(
+    let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),
         producer.clone(),
         workers.register("run-timers"),
+        stop.clone(),
+    ));
+    let case_timers = tokio::spawn(timers::relay::<CaseTimers>(
+        pool.clone(),
+        producer.clone(),
+        workers.register("case-timers"),
         stop.clone(),
     ));
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
@@ -113,6 +124,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         counts,
         futures::future::join_all(stages),
         run_timers,
+        case_timers,
         history_publisher
     );
     let _ = producer.flush(Duration::from_secs(5));

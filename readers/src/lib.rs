@@ -7,6 +7,7 @@ pub mod approval_settings;
 pub mod approvals;
 pub mod apps;
 pub mod callbacks;
+pub mod cases;
 pub mod definitions;
 pub mod documents;
 pub mod error;

@@ -23,6 +23,8 @@ pub enum TopicKey {
     Subject,
     /// The callback session.
     CallbackSession,
+    /// The case.
+    Case,
     /// The tenant (`platform` for the platform's own).
     Tenant,
     /// The message's original key, kept when dead-lettered.
@@ -65,6 +67,13 @@ pub const RUNS: Topic = Topic {
     partitions: 4,
     key: TopicKey::Run,
     carries: "workflow runs: start, cancel, and the timers that resume them; their app calls",
+};
+
+pub const CASES: Topic = Topic {
+    name: "cases.commands",
+    partitions: 2,
+    key: TopicKey::Case,
+    carries: "cases opened and decided, and their SLA deadlines passing",
 };
 
 pub const DOCUMENTS: Topic = Topic {
@@ -118,6 +127,7 @@ pub const ALL: &[Topic] = &[
     INSTALLS,
     DEFINITIONS,
     RUNS,
+    CASES,
     DOCUMENTS,
     CALLBACKS,
     CIRCUITS,

@@ -88,6 +88,7 @@ impl Body {
                         StepRun::RuleSet(set) => {
                             push_rule_calls(&set.rules, &format!("/steps/{i}"), &mut calls);
                         }
+                        StepRun::OpenCase(_) => {}
                     }
                 }
             }
@@ -143,6 +144,7 @@ impl Body {
                             }
                             rules(&set.rules, &mut name);
                         }
+                        StepRun::OpenCase(_) => {}
                     }
                 }
             }
@@ -207,6 +209,7 @@ impl Body {
                             rules_problems(&set.rules, &at, &mut problems);
                             output_key_problems(set.output_key.as_deref(), &at, &mut problems);
                         }
+                        StepRun::OpenCase(case) => case_problems(case, &at, &mut problems),
                     }
                 }
             }
@@ -238,6 +241,35 @@ fn key_problems(key: &str, at: &str, problems: &mut Vec<(String, String)>) {
     if !is_key(key) {
         problems.push((at.into(), "a definition key is 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit".into()));
     }
+}
+
+fn case_problems(case: &OpenCaseStep, at: &str, problems: &mut Vec<(String, String)>) {
+    if !is_key(&case.case_type) {
+        problems.push((format!("{at}/caseType"), "a case type is 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit".into()));
+    }
+    if case
+        .title
+        .as_ref()
+        .is_some_and(|t| t.is_empty() || t.chars().count() > MAX_CASE_TITLE_CHARS)
+    {
+        problems.push((
+            format!("{at}/title"),
+            format!("a title is 1 to {MAX_CASE_TITLE_CHARS} characters"),
+        ));
+    }
+    if !(1..=MAX_SLA_HOURS).contains(&case.sla_hours) {
+        problems.push((
+            format!("{at}/slaHours"),
+            format!("an SLA is 1 to {MAX_SLA_HOURS} hours"),
+        ));
+    }
+    if case.when.as_ref().is_some_and(|w| w.path.is_empty()) {
+        problems.push((
+            format!("{at}/when/path"),
+            "a path is a dot path into the run context".into(),
+        ));
+    }
+    output_key_problems(case.output_key.as_deref(), at, problems);
 }
 
 fn output_key_problems(key: Option<&str>, at: &str, problems: &mut Vec<(String, String)>) {
@@ -343,6 +375,8 @@ pub enum StepRun {
     CallApp(CallApp),
     /// Evaluates rules; the outcome lands under `outputKey`.
     RuleSet(RuleSetStep),
+    /// Opens a case for the run's subject (README "Cases"), or only `when` the context says so.
+    OpenCase(OpenCaseStep),
 }
 
 /// A `call_app` step.
@@ -373,6 +407,50 @@ pub struct RuleSetStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_key: Option<String>,
 }
+
+/// An `open_case` step. Its output is `{opened, caseId}` (`caseId` only when one opened).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenCaseStep {
+    /// The case's type: a definition-key-like label (`kyc_review`).
+    pub case_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub priority: crate::cases::Priority,
+    /// The SLA: the case is due this many hours after it opens (1 to 8760).
+    pub sla_hours: u32,
+    /// Opens the case only when the value at `path` of the context compares true (a rule set's
+    /// outcome: `{path: "screening.outcome", op: "eq", value: "fail"}`); always when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<When>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_key: Option<String>,
+}
+
+/// A comparison of a context value: true when the value at `path` compares true by `op`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct When {
+    pub path: String,
+    pub op: Op,
+    #[serde(default)]
+    pub value: Value,
+}
+
+impl When {
+    /// The same comparison as a rule's condition.
+    pub fn condition(&self) -> Condition {
+        Condition {
+            op: self.op,
+            value: self.value.clone(),
+        }
+    }
+}
+
+/// The longest case title.
+pub const MAX_CASE_TITLE_CHARS: usize = 200;
+/// The longest SLA, in hours (a year).
+pub const MAX_SLA_HOURS: u32 = 8760;
 
 /// A rule set definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

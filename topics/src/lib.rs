@@ -11,6 +11,7 @@ pub mod admin;
 pub mod apps;
 pub mod call_token;
 pub mod callbacks;
+pub mod cases;
 pub mod catalogue;
 pub mod circuits;
 mod client_log;

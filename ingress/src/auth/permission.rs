@@ -2,7 +2,7 @@
 
 /// A permission named by SPEC §5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u16)]
+#[repr(u32)]
 pub enum Permission {
     AppsRead = 1 << 0,
     AppsWrite = 1 << 1,
@@ -33,10 +33,14 @@ pub enum Permission {
     /// Reading the tenant's user directory (not named by SPEC; README "The user directory").
     /// Admins.
     UsersRead = 1 << 14,
+    /// Reading cases (not named by SPEC; README "Cases"). Admins and analysts.
+    CasesRead = 1 << 15,
+    /// Opening and deciding cases (not named by SPEC; README "Cases"). Admins and analysts.
+    CasesWrite = 1 << 16,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 15] = [
+    pub const ALL: [Permission; 17] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -52,6 +56,8 @@ impl Permission {
         Permission::DocumentsWrite,
         Permission::ApprovalsDecide,
         Permission::UsersRead,
+        Permission::CasesRead,
+        Permission::CasesWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +77,8 @@ impl Permission {
             Permission::DocumentsWrite => "documents:write",
             Permission::ApprovalsDecide => "approvals:decide",
             Permission::UsersRead => "users:read",
+            Permission::CasesRead => "cases:read",
+            Permission::CasesWrite => "cases:write",
         }
     }
 
@@ -81,11 +89,13 @@ impl Permission {
     }
 }
 
-/// What analysts hold.
-const ANALYST_READS: [Permission; 3] = [
+/// What analysts hold: reads, and working cases.
+const ANALYST_GRANTS: [Permission; 5] = [
     Permission::AppsRead,
     Permission::RunsRead,
     Permission::DocumentsRead,
+    Permission::CasesRead,
+    Permission::CasesWrite,
 ];
 
 /// A role of the `roles` claim.
@@ -114,26 +124,26 @@ impl Role {
     }
 
     /// Admins hold every permission named here; analysts read apps (SPEC §5), runs and
-    /// documents.
+    /// documents, and work cases.
     pub fn grants(self) -> PermissionSet {
         match self {
             Role::Admin => Permission::ALL.into_iter().collect(),
-            Role::Analyst => ANALYST_READS.into_iter().collect(),
+            Role::Analyst => ANALYST_GRANTS.into_iter().collect(),
         }
     }
 }
 
 /// A set of permissions as a bit set: checking one is a single AND.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PermissionSet(u16);
+pub struct PermissionSet(u32);
 
 impl PermissionSet {
     pub fn contains(self, permission: Permission) -> bool {
-        self.0 & permission as u16 != 0
+        self.0 & permission as u32 != 0
     }
 
     pub fn insert(&mut self, permission: Permission) {
-        self.0 |= permission as u16;
+        self.0 |= permission as u32;
     }
 
     pub fn union(self, other: PermissionSet) -> PermissionSet {

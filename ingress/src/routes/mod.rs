@@ -17,6 +17,7 @@ pub(crate) mod approval_settings;
 pub(crate) mod approvals;
 pub(crate) mod apps;
 pub(crate) mod apps_health;
+pub(crate) mod cases;
 pub(crate) mod collection_submissions;
 pub(crate) mod definitions;
 pub(crate) mod documents;

@@ -384,6 +384,11 @@ fn step_label(step: &Value) -> String {
                 format!("rule_set of {rules} rules")
             }
         },
+        Some("open_case") => format!(
+            "open_case {} ({})",
+            text("caseType").unwrap_or("?"),
+            text("priority").unwrap_or("?")
+        ),
         Some(other) => other.to_owned(),
         None => "step".to_owned(),
     }

@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 use sqlx::PgPool;
+use topics::cases::Opening;
 use topics::definitions::{Step, StepRun, Workflow};
 use uuid::Uuid;
 
@@ -72,6 +73,9 @@ pub(crate) async fn run(
                 return wait_for_callback(&calls.pool, &run, step, &external_id).await;
             }
             StepOutcome::Failed(error) => return fail(&calls.pool, &run, Some(step), &error).await,
+            StepOutcome::OpensCase(opening) => {
+                open_case(&calls.pool, &run, step, &opening).await?;
+            }
         }
     }
 }
@@ -80,6 +84,7 @@ fn step_type(step: &Step) -> &'static str {
     match step.run {
         StepRun::CallApp(_) => "call_app",
         StepRun::RuleSet(_) => "rule_set",
+        StepRun::OpenCase(_) => "open_case",
     }
 }
 
@@ -88,6 +93,7 @@ fn output_key(step: &Step) -> &str {
     let key = match &step.run {
         StepRun::CallApp(call) => call.output_key.as_deref(),
         StepRun::RuleSet(set) => set.output_key.as_deref(),
+        StepRun::OpenCase(case) => case.output_key.as_deref(),
     };
     key.unwrap_or(&step.id)
 }
@@ -138,8 +144,65 @@ async fn begin_step(pool: &PgPool, run: &RunRow, step: &Step) -> Result<(), Erro
 
 /// The step's output goes into the context and the run moves to the next step.
 async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) -> Result<(), Error> {
-    let context = with_output(&run.context, output_key(step), output.clone());
     let mut tx = pool.begin().await?;
+    move_on(&mut tx, run, step, output).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// An `open_case` step: the case (once per run and step: a step run again finds the one it
+/// opened), its SLA timer, and the run moved on, in one transaction.
+async fn open_case(
+    pool: &PgPool,
+    run: &RunRow,
+    step: &Step,
+    opening: &Opening,
+) -> Result<(), Error> {
+    let mut tx = pool.begin().await?;
+    let case_id: Uuid = sqlx::query_scalar(
+        "WITH opened AS ( \
+           INSERT INTO cases (id, tenant_id, type, title, subject_id, priority, status, \
+             sla_due_at, opened_by, opened_by_name, opened_at, workflow_run_id, step_id) \
+           VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $8, now(), $9, $10) \
+           ON CONFLICT (workflow_run_id, step_id) DO NOTHING RETURNING id) \
+         SELECT id FROM opened UNION ALL \
+         SELECT id FROM cases WHERE workflow_run_id = $9 AND step_id = $10 LIMIT 1",
+    )
+    .bind(Uuid::now_v7())
+    .bind(run.tenant_id)
+    .bind(&opening.case_type)
+    .bind(&opening.title)
+    .bind(opening.subject_id)
+    .bind(opening.priority.as_str())
+    .bind(opening.sla_due_at)
+    .bind(format!("workflow:{}", run.definition_key))
+    .bind(run.id)
+    .bind(&step.id)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO case_timers (case_id, tenant_id, due_at) \
+         SELECT id, tenant_id, sla_due_at FROM cases WHERE id = $1 AND status = 'open' \
+         ON CONFLICT (case_id) DO NOTHING",
+    )
+    .bind(case_id)
+    .execute(&mut *tx)
+    .await?;
+    let output = serde_json::json!({"opened": true, "caseId": case_id});
+    move_on(&mut tx, run, step, output).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Within `tx`: the step's output into the context, and the run to its next step, if it is
+/// still where it was read.
+async fn move_on(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    run: &RunRow,
+    step: &Step,
+    output: Value,
+) -> Result<(), Error> {
+    let context = with_output(&run.context, output_key(step), output.clone());
     let moved = sqlx::query(
         "UPDATE workflow_runs SET context = $3, position = position + 1, status = 'running', \
          updated_at = now() WHERE id = $1 AND position = $2 \
@@ -148,7 +211,7 @@ async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) ->
     .bind(run.id)
     .bind(run.position)
     .bind(context)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     if moved.rows_affected() == 1 {
         sqlx::query(
@@ -158,10 +221,9 @@ async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) ->
         .bind(run.id)
         .bind(&step.id)
         .bind(&output)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
-    tx.commit().await?;
     Ok(())
 }
 

@@ -7,11 +7,17 @@
 //!   its own call (the action's retries, not the step's) and compares the output's
 //!   `resultPath`. Rules named by key, and a rule set named by `ruleSet`, are their published
 //!   versions when the step runs. The step's output is `{outcome, rules: [{id, type, outcome}]}`.
+//! - `open_case`: a case for the run's subject (README "Cases"), when its `when` compares true
+//!   of the context (always without one); [`advance`](super::advance) inserts it in the
+//!   transaction that moves the run on, once per run and step.
 
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
-use topics::definitions::{CallApp, Rule, RuleEntry, RuleSet, RuleSetStep, Step, StepRun};
+use topics::cases::Opening;
+use topics::definitions::{
+    CallApp, OpenCaseStep, Rule, RuleEntry, RuleSet, RuleSetStep, Step, StepRun,
+};
 
 use super::advance::RunRow;
 use super::call::{Call, CallState, Calls};
@@ -30,6 +36,8 @@ pub(crate) enum StepOutcome {
         external_id: String,
     },
     Failed(String),
+    /// An `open_case` step whose case opens as the run moves on.
+    OpensCase(Opening),
 }
 
 pub(crate) async fn run(
@@ -41,7 +49,28 @@ pub(crate) async fn run(
     match &step.run {
         StepRun::CallApp(call_app) => call_step(calls, run, step, call_app, request_id).await,
         StepRun::RuleSet(set) => rule_set_step(calls, run, step, set, request_id).await,
+        StepRun::OpenCase(case) => Ok(open_case_step(run, case)),
     }
+}
+
+fn open_case_step(run: &RunRow, case: &OpenCaseStep) -> StepOutcome {
+    let holds = case.when.as_ref().is_none_or(|when| {
+        rules::decide(&run.context, &when.path, &when.condition()) == RuleOutcome::Fail
+    });
+    if !holds {
+        return StepOutcome::Done(json!({"opened": false}));
+    }
+    let hours = i64::from(case.sla_hours);
+    StepOutcome::OpensCase(Opening {
+        case_type: case.case_type.clone(),
+        title: case
+            .title
+            .clone()
+            .unwrap_or_else(|| format!("{} ({})", case.case_type, run.definition_key)),
+        subject_id: run.subject_id,
+        priority: case.priority,
+        sla_due_at: chrono::Utc::now() + chrono::Duration::hours(hours),
+    })
 }
 
 async fn call_step(

@@ -1,0 +1,161 @@
+//! Cases (README "Cases"; SPEC names only `POST /cases/:id/decide`): `POST /cases`
+//! `{type, title, subjectId?, priority = medium, slaHours = 24}` opens one (201), `GET /cases`
+//! lists the tenant's newest first (`status` `open` or `decided`, `limit`, `offset`, capped
+//! total), `GET /cases/:id` reads one, `POST /cases/:id/decide` `{outcome, comment?}` decides
+//! an open one (409 `conflict` once decided). The cases stage, the case's single writer, applies
+//! each change.
+
+use chrono::Utc;
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::Page;
+use serde::Deserialize;
+use service::http::{Body, response};
+use topics::cases::{Command, Opening, Outcome, Priority};
+use topics::definitions::{MAX_CASE_TITLE_CHARS, MAX_SLA_HOURS, is_key};
+use uuid::Uuid;
+
+use crate::auth::Principal;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Issue, Location};
+use crate::path;
+use crate::query::{MAX_OFFSET, Query};
+use crate::state::State;
+
+const DEFAULT_LIMIT: i64 = 50;
+const MAX_LIMIT: i64 = 200;
+const MAX_COMMENT_CHARS: usize = 2000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OpenBody {
+    #[serde(rename = "type")]
+    case_type: String,
+    title: String,
+    #[serde(default)]
+    subject_id: Option<Uuid>,
+    #[serde(default = "medium")]
+    priority: Priority,
+    #[serde(default = "a_day")]
+    sla_hours: u32,
+}
+
+fn medium() -> Priority {
+    Priority::Medium
+}
+
+fn a_day() -> u32 {
+    24
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideBody {
+    outcome: Outcome,
+    #[serde(default)]
+    comment: Option<String>,
+}
+
+pub(crate) async fn open(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+) -> Result<Response<Body>, Error> {
+    let opened: OpenBody = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let mut issues = Vec::new();
+    if !is_key(&opened.case_type) {
+        let message = "must be 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit";
+        issues.push(Issue::new(Location::Body, "/type", message));
+    }
+    let title_chars = opened.title.trim().chars().count();
+    if title_chars == 0 || opened.title.chars().count() > MAX_CASE_TITLE_CHARS {
+        let message = format!("must be 1 to {MAX_CASE_TITLE_CHARS} characters, not all blank");
+        issues.push(Issue::new(Location::Body, "/title", message));
+    }
+    if !(1..=MAX_SLA_HOURS).contains(&opened.sla_hours) {
+        let message = format!("must be from 1 to {MAX_SLA_HOURS}");
+        issues.push(Issue::new(Location::Body, "/slaHours", message));
+    }
+    if !issues.is_empty() {
+        return Err(Error::Validation(issues));
+    }
+    let command = Command::Open {
+        case_id: Uuid::now_v7(),
+        opening: Opening {
+            case_type: opened.case_type,
+            title: opened.title,
+            subject_id: opened.subject_id,
+            priority: opened.priority,
+            sla_due_at: Utc::now() + chrono::Duration::hours(i64::from(opened.sla_hours)),
+        },
+    };
+    let case = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::CREATED, &case))
+}
+
+pub(crate) async fn decide(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let case_id = path::id("id", id)?;
+    let tenant = readers::Tenant::new(origin.caller.tenant);
+    // A case of another tenant (or none) is 404 here, before anything is sent.
+    readers::cases::get(&state.pool, tenant, case_id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    let DecideBody { outcome, comment } =
+        body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if comment
+        .as_ref()
+        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
+    {
+        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
+        return Err(Error::validation(Location::Body, "/comment", message));
+    }
+    let command = Command::Decide {
+        case_id,
+        outcome,
+        comment,
+    };
+    let case = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::OK, &case))
+}
+
+pub(crate) async fn get(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let case_id = path::id("id", id)?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let case = readers::cases::get(&state.pool, tenant, case_id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(StatusCode::OK, &case))
+}
+
+pub(crate) async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let open = match query.one("status").as_deref() {
+        None => None,
+        Some("open") => Some(true),
+        Some("decided") => Some(false),
+        Some(_) => {
+            query.reject("status", "must be open or decided");
+            None
+        }
+    };
+    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    query.finish()?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let page = readers::cases::list(&state.pool, tenant, open, Page { limit, offset }).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}

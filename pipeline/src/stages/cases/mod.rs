@@ -1,0 +1,105 @@
+//! The cases stage (README "Cases"): one writer per case (`cases.commands`). [`open`] records
+//! a case `POST /cases` opened (a workflow's `open_case` step inserts its own, in the run's
+//! transaction) with its SLA timer; [`decide`] decides an open case once (audit
+//! `case.decided`); [`breach`] records an open case's deadline passing once (audit
+//! `case.sla.breached`), when the [`timers`] relay fires it.
+
+mod breach;
+mod decide;
+mod open;
+pub(crate) mod timers;
+
+use async_trait::async_trait;
+use readers::cases::Case;
+use sqlx::{Postgres, Transaction};
+use topics::cases::Command;
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::stage::{Applied, Stage, tenant_of};
+
+/// Applies [`Command`]s of the `cases.commands` topic.
+#[derive(Debug, Default)]
+pub(crate) struct CasesStage;
+
+/// A case decided: what `svc.case.time_to_decision` records once the decision commits.
+#[derive(Debug)]
+pub(crate) struct Decided {
+    tenant: Uuid,
+    case_type: String,
+    seconds: f64,
+}
+
+#[async_trait]
+impl Stage for CasesStage {
+    type Body = Command;
+    type Then = Option<Decided>;
+    const NAME: &'static str = "cases";
+
+    async fn apply(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        command: &Envelope<Command>,
+    ) -> Result<Applied<Case, Option<Decided>>, Error> {
+        let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
+        match &command.body {
+            Command::Open { case_id, opening } => {
+                let outcome = open::apply(tx, command, tenant, *case_id, opening).await?;
+                Ok(Applied {
+                    outcome,
+                    then: None,
+                })
+            }
+            Command::Decide {
+                case_id,
+                outcome,
+                comment,
+            } => {
+                decide::apply(
+                    tx,
+                    command,
+                    tenant,
+                    *case_id,
+                    (*outcome, comment.as_deref()),
+                )
+                .await
+            }
+            Command::BreachSla { case_id } => {
+                let outcome = breach::apply(tx, command, tenant, *case_id).await?;
+                Ok(Applied {
+                    outcome,
+                    then: None,
+                })
+            }
+        }
+    }
+
+    async fn after_commit(
+        &self,
+        _command: &Envelope<Command>,
+        then: Option<Option<Decided>>,
+    ) -> Result<(), Error> {
+        if let Some(Some(decided)) = then {
+            metrics::histogram!(
+                "svc.case.time_to_decision",
+                "tenant" => decided.tenant.to_string(),
+                "type" => decided.case_type,
+            )
+            .record(decided.seconds);
+        }
+        Ok(())
+    }
+}
+
+/// The case as it stands, answered.
+async fn answer(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: readers::Tenant,
+    case_id: Uuid,
+) -> Result<Outcome<Case>, Error> {
+    match readers::cases::get(&mut **tx, tenant, case_id).await? {
+        Some(case) => Ok(Outcome::done(case)),
+        None => Ok(Outcome::refused(RefusalCode::NotFound, "No such case.")),
+    }
+}

@@ -1,0 +1,22 @@
+//! The cases' SLA deadlines (`case_timers`): a deadline that comes due is relayed
+//! ([`crate::timers`]) as a `BreachSla` of its case; the stage records the breach once, and
+//! only if the case is still open.
+
+use topics::cases::Command;
+use uuid::Uuid;
+
+/// The `case_timers` table.
+#[derive(Debug)]
+pub(crate) struct CaseTimers;
+
+impl crate::timers::Timers for CaseTimers {
+    type Command = Command;
+    const ACTOR: &'static str = "case-sla";
+    const DUE: &'static str = "SELECT case_id, tenant_id, case_id FROM case_timers \
+        WHERE due_at <= now() ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED";
+    const SPENT: &'static str = "DELETE FROM case_timers WHERE case_id = ANY($1)";
+
+    fn command(case_id: Uuid) -> Command {
+        Command::BreachSla { case_id }
+    }
+}
