@@ -76,6 +76,9 @@ pub(crate) struct Config {
     /// `WEBHOOK_PRODUCE_LINGER_MS`: how long a webhook's event waits for others to share its
     /// produce request (the broker's cost is per request; see BENCHMARKS.md).
     pub(crate) webhook_produce_linger: Duration,
+    /// `CONSOLE_URL`: the operators' console; activity items link into it (`href`), and carry
+    /// `null` without it.
+    pub(crate) console_url: Option<String>,
 }
 
 impl Config {
@@ -121,6 +124,9 @@ impl Config {
         let webhook_max_in_flight = env.parsed("WEBHOOK_MAX_IN_FLIGHT", 256usize).max(1);
         let webhook_produce_linger =
             Duration::from_millis(env.parsed("WEBHOOK_PRODUCE_LINGER_MS", 20u64));
+        let console_url = env
+            .text("CONSOLE_URL")
+            .map(|url| url.trim_end_matches('/').to_owned());
         Self {
             host,
             port,
@@ -146,6 +152,7 @@ impl Config {
             webhook_public_url,
             webhook_max_in_flight,
             webhook_produce_linger,
+            console_url,
         }
     }
 }

@@ -88,6 +88,9 @@ pub(crate) enum ApiRoute {
     ListCases,
     GetCase,
     DecideCase,
+    Activity,
+    AuditEvents,
+    ExportAuditEvents,
     StartRun,
     GetRun,
     CancelRun,
@@ -143,6 +146,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::ListCases),
         PublicRoute::Api(ApiRoute::GetCase),
         PublicRoute::Api(ApiRoute::DecideCase),
+        PublicRoute::Api(ApiRoute::Activity),
+        PublicRoute::Api(ApiRoute::AuditEvents),
+        PublicRoute::Api(ApiRoute::ExportAuditEvents),
         PublicRoute::Api(ApiRoute::StartRun),
         PublicRoute::Api(ApiRoute::GetRun),
         PublicRoute::Api(ApiRoute::CancelRun),
@@ -194,6 +200,9 @@ impl ApiRoute {
             | ApiRoute::ListUsers
             | ApiRoute::ListCases
             | ApiRoute::GetCase
+            | ApiRoute::Activity
+            | ApiRoute::AuditEvents
+            | ApiRoute::ExportAuditEvents
             | ApiRoute::GetRun
             | ApiRoute::ListDocuments
             | ApiRoute::GetDocument
@@ -258,6 +267,9 @@ impl ApiRoute {
             ApiRoute::OpenCase | ApiRoute::ListCases => "/cases",
             ApiRoute::GetCase => "/cases/{id}",
             ApiRoute::DecideCase => "/cases/{id}/decide",
+            ApiRoute::Activity => "/activity",
+            ApiRoute::AuditEvents => "/audit-events",
+            ApiRoute::ExportAuditEvents => "/audit-events/export",
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
@@ -269,8 +281,17 @@ impl ApiRoute {
         }
     }
 
-    /// The permission a caller's token must hold (SPEC §4.7, §5); `None` for the applicant
-    /// routes, which only the applicant of the submission may call (SPEC §5).
+    /// Who may call the route (SPEC §4.7, §5).
+    fn access(self) -> Access {
+        match self {
+            ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff => Access::Applicant,
+            // SPEC §4.1: the feed itself needs no permission; `definitions:read` widens it.
+            ApiRoute::Activity => Access::Staff,
+            route => route.permission().map_or(Access::Staff, Access::Holds),
+        }
+    }
+
+    /// The permission a caller's token must hold (SPEC §4.7, §5), for routes that need one.
     fn permission(self) -> Option<Permission> {
         let permission = match self {
             ApiRoute::ListInvocations
@@ -312,7 +333,10 @@ impl ApiRoute {
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
             ApiRoute::AddDocument => Permission::DocumentsWrite,
             ApiRoute::OpenSubmission => Permission::RunsWrite,
-            ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff => return None,
+            ApiRoute::AuditEvents | ApiRoute::ExportAuditEvents => Permission::AuditRead,
+            ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff | ApiRoute::Activity => {
+                return None;
+            }
         };
         Some(permission)
     }
@@ -329,6 +353,17 @@ impl ApiRoute {
             _ => body::JSON_LIMIT,
         }
     }
+}
+
+/// Who may call an API route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// A token holding the permission.
+    Holds(Permission),
+    /// The applicant of the submission (SPEC §5); nobody else.
+    Applicant,
+    /// Any human or machine of the tenant; no applicant.
+    Staff,
 }
 
 /// The path parameters of a matched route.
@@ -540,15 +575,20 @@ async fn authorised(
     request_id: &str,
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Error> {
-    match route.permission() {
-        Some(permission) if !principal.has(permission) => {
+    match route.access() {
+        Access::Holds(permission) if !principal.has(permission) => {
             return Err(Error::Forbidden {
                 permission: permission.as_str(),
             });
         }
-        None if principal.kind != Kind::Applicant => {
+        Access::Applicant if principal.kind != Kind::Applicant => {
             return Err(Error::Forbidden {
                 permission: "applicant",
+            });
+        }
+        Access::Staff if principal.kind == Kind::Applicant => {
+            return Err(Error::Forbidden {
+                permission: "staff",
             });
         }
         _ => {}
@@ -670,6 +710,11 @@ async fn authorised(
         ApiRoute::ListCases => Box::pin(routes::cases::list(state, principal, query)),
         ApiRoute::GetCase => Box::pin(routes::cases::get(state, principal, id)),
         ApiRoute::DecideCase => Box::pin(routes::cases::decide(state, origin, (&parts, body), id)),
+        ApiRoute::Activity => Box::pin(routes::activity::list(state, principal, query)),
+        ApiRoute::AuditEvents => Box::pin(routes::audit_events::list(state, principal, query)),
+        ApiRoute::ExportAuditEvents => {
+            Box::pin(routes::audit_export::export(state, principal, query))
+        }
         ApiRoute::StartRun => Box::pin(routes::workflow_runs::start(state, origin, (&parts, body))),
         ApiRoute::GetRun => Box::pin(routes::workflow_runs::get(state, principal, id)),
         ApiRoute::CancelRun => Box::pin(routes::workflow_runs::cancel(state, origin, id)),

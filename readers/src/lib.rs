@@ -3,9 +3,11 @@
 //! Every query takes a [`Tenant`] first: there is no way to read a record without naming the
 //! tenant that owns it, and another tenant's record is simply absent.
 
+pub mod activity;
 pub mod approval_settings;
 pub mod approvals;
 pub mod apps;
+pub mod audit;
 pub mod callbacks;
 pub mod cases;
 pub mod definitions;

@@ -166,7 +166,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn admins_hold_everything_analysts_only_read_apps_runs_and_documents() {
+    fn admins_hold_everything_analysts_read_apps_runs_and_documents_and_work_cases() {
         let admin = Role::Admin.grants();
         assert!(Permission::ALL.iter().all(|p| admin.contains(*p)));
         let analyst = Role::Analyst.grants();
@@ -174,6 +174,8 @@ mod tests {
             Permission::AppsRead,
             Permission::RunsRead,
             Permission::DocumentsRead,
+            Permission::CasesRead,
+            Permission::CasesWrite,
         ];
         assert!(reads.iter().all(|p| analyst.contains(*p)));
         for p in Permission::ALL.into_iter().filter(|p| !reads.contains(p)) {
@@ -186,6 +188,6 @@ mod tests {
         for p in Permission::ALL {
             assert_eq!(Permission::parse(p.as_str()), Some(p));
         }
-        assert_eq!(Permission::parse("cases:write"), None);
+        assert_eq!(Permission::parse("cases:delete"), None);
     }
 }

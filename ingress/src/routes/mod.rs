@@ -1,6 +1,7 @@
 //! One file per resource; each handler takes what it needs and returns a response or an
 //! [`crate::error::Error`].
 
+pub(crate) mod activity;
 pub(crate) mod app_approvals;
 pub(crate) mod app_call_documents;
 pub(crate) mod app_callbacks;
@@ -17,6 +18,8 @@ pub(crate) mod approval_settings;
 pub(crate) mod approvals;
 pub(crate) mod apps;
 pub(crate) mod apps_health;
+pub(crate) mod audit_events;
+pub(crate) mod audit_export;
 pub(crate) mod cases;
 pub(crate) mod collection_submissions;
 pub(crate) mod definitions;

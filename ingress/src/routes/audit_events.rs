@@ -1,0 +1,83 @@
+//! `GET /audit-events` (SPEC §5 `audit:read`; README "The audit log"): the tenant's recorded
+//! actions, newest first. Filters: `action` (repeatable), `actor` (a subject), `from` and `to`
+//! (inclusive RFC 3339 bounds on `occurredAt`), `limit` (at most 200, default 50), `offset`;
+//! `total` stops counting at 100,000 (`totalIsEstimate`).
+
+use http::{Response, StatusCode};
+use readers::Page;
+use readers::audit::{self, Filter};
+use service::http::{Body, response};
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::query::{MAX_OFFSET, Query};
+use crate::state::State;
+
+const DEFAULT_LIMIT: i64 = 50;
+const MAX_LIMIT: i64 = 200;
+/// The most `action` values one request names.
+const MAX_ACTIONS: usize = 50;
+/// The longest action or actor given.
+const MAX_VALUE_CHARS: usize = 200;
+
+pub(crate) async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let filter = filter(&mut query);
+    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
+    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    query.finish()?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let page = audit::list(&state.pool, tenant, &filter, Page { limit, offset }).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}
+
+/// The filters the list and the export share; their problems are left in `query`.
+pub(super) fn filter(query: &mut Query<'_>) -> Filter {
+    let actions: Vec<String> = query
+        .all("action")
+        .into_iter()
+        .map(|action| action.into_owned())
+        .collect();
+    if actions.len() > MAX_ACTIONS {
+        query.reject(
+            "action",
+            format!("may be given at most {MAX_ACTIONS} times"),
+        );
+    }
+    if actions
+        .iter()
+        .any(|a| a.is_empty() || a.chars().count() > MAX_VALUE_CHARS || a.contains('\0'))
+    {
+        query.reject(
+            "action",
+            format!("must be 1 to {MAX_VALUE_CHARS} characters"),
+        );
+    }
+    let actor = query.one("actor").map(|actor| actor.into_owned());
+    if actor
+        .as_ref()
+        .is_some_and(|a| a.is_empty() || a.chars().count() > MAX_VALUE_CHARS || a.contains('\0'))
+    {
+        query.reject(
+            "actor",
+            format!("must be 1 to {MAX_VALUE_CHARS} characters"),
+        );
+    }
+    let from = query.date_time("from");
+    let to = query.date_time("to");
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        query.reject("from", "must not be after to");
+    }
+    Filter {
+        actions,
+        actor,
+        from,
+        to,
+    }
+}
