@@ -5,10 +5,13 @@
 //! through `./stack run ingress`.
 
 mod access_log;
+mod activity;
 mod approvals;
 mod apps;
+mod audit_events;
 mod auth;
 mod broker_loss;
+mod cases;
 mod definitions;
 mod documents;
 mod envelope;
