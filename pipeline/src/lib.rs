@@ -10,12 +10,12 @@
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery and the installs stage, run against the real broker and database.
 
-mod active_runs;
 mod audit;
 mod callback_counts;
 mod cli;
 mod config;
 mod error;
+mod gauges;
 mod health;
 mod health_minutes;
 mod history_changes;

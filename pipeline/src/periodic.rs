@@ -1,5 +1,5 @@
 //! Maintenance that repeats until the stop signal: partitions made ahead, health minutes
-//! pruned, the active-runs gauge counted, callback session counts folded. Each task logs its own failures and is tried again
+//! pruned, callback session counts folded. Each task logs its own failures and is tried again
 //! at its next turn.
 
 use std::future::Future;

@@ -29,7 +29,7 @@ use crate::stages::{
 };
 use crate::timers;
 use crate::workers::Workers;
-use crate::{active_runs, callback_counts, health_minutes, partitions};
+use crate::{callback_counts, gauges, health_minutes, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -106,7 +106,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let relay = tokio::spawn(relay.run(stop.clone()));
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
     let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
-    let active = tokio::spawn(active_runs::maintain(pool.clone(), stop.clone()));
+    gauges::register(&pool);
     let counts = tokio::spawn(callback_counts::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
@@ -120,7 +120,6 @@ async fn run(config: Config, process: Process) -> RunResult {
         relay,
         maintenance,
         minutes,
-        active,
         counts,
         futures::future::join_all(stages),
         run_timers,

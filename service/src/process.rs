@@ -125,7 +125,7 @@ async fn serve_metrics(port: u16, process: Process) {
         async move {
             let id = request_id::from_header(request.headers().get(request_id::HEADER));
             let mut answer = match router.route(request.method(), request.uri().path()) {
-                Routed::Found(MetricsRoute, _) => health::metrics(&metrics),
+                Routed::Found(MetricsRoute, _) => health::metrics(&metrics).await,
                 Routed::MethodNotAllowed { allow, .. } => {
                     response::error(&Unrouted::MethodNotAllowed { allow }, &id)
                 }

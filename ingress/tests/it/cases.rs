@@ -127,7 +127,10 @@ async fn bad_cases_and_decisions_are_refused_with_paths() {
             json!({"type": "kyc", "title": "t", "priority": "urgent"}),
             "/priority",
         ),
-        (json!({"type": "kyc", "title": "t", "colour": "red"}), "/colour"),
+        (
+            json!({"type": "kyc", "title": "t", "colour": "red"}),
+            "/colour",
+        ),
     ] {
         let (status, refused) = tenant
             .call(Method::POST, "/cases", Some(body.clone()))

@@ -15,6 +15,7 @@ mod cases;
 mod definitions;
 mod documents;
 mod envelope;
+mod gauges;
 mod handoff;
 mod health;
 mod internal;

@@ -200,7 +200,7 @@ pub async fn answer(
     match route {
         OperationalRoute::Live => Ok(live()),
         OperationalRoute::Ready => ready(readiness).await,
-        OperationalRoute::Metrics => Ok(self::metrics(metrics)),
+        OperationalRoute::Metrics => Ok(self::metrics(metrics).await),
     }
 }
 
@@ -222,9 +222,11 @@ pub async fn ready(readiness: &Readiness) -> Result<Response<Body>, NotReady> {
     }
 }
 
-/// `GET /metrics`: the text exposition of every instrument.
-pub fn metrics(handle: &MetricsHandle) -> Response<Body> {
-    response::text(handle.render(), "text/plain; version=0.0.4; charset=utf-8")
+/// `GET /metrics`: the text exposition of every instrument, the observable gauges with them.
+pub async fn metrics(handle: &MetricsHandle) -> Response<Body> {
+    let mut text = handle.render();
+    text.push_str(&crate::telemetry::observed::render().await);
+    response::text(text, "text/plain; version=0.0.4; charset=utf-8")
 }
 
 #[cfg(test)]

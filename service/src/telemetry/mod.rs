@@ -6,6 +6,7 @@
 mod censor;
 mod log_line;
 pub mod metrics;
+pub mod observed;
 mod otlp_metrics;
 mod resource;
 pub mod traces;
@@ -170,6 +171,14 @@ pub fn init(
         .try_init()
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
 
+    if settings.metrics_port.is_some() || meter_provider.is_some() {
+        use opentelemetry::metrics::MeterProvider as _;
+        observed::enable(
+            meter_provider
+                .as_ref()
+                .map(|provider| provider.meter(service)),
+        );
+    }
     let otlp = meter_provider
         .as_ref()
         .map(|provider| otlp_metrics::OtlpRecorder::new(provider, service));
