@@ -13,25 +13,7 @@ use topics::sealed::SecretKeys;
 use crate::auth::{Algorithm, AuthConfig};
 use crate::client_address::TrustedProxies;
 
-/// Object storage settings (`STORAGE_*`).
-#[derive(Clone)]
-pub struct StorageConfig {
-    pub endpoint: String,
-    pub bucket: String,
-    pub region: String,
-    pub access_key: String,
-    pub secret_key: String,
-}
-
-impl std::fmt::Debug for StorageConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StorageConfig")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .finish_non_exhaustive()
-    }
-}
+pub use service::storage::StorageConfig;
 
 /// Everything the API needs to run.
 #[derive(Debug, Clone)]
@@ -96,18 +78,7 @@ impl Config {
         let database_pool_size = env.parsed("DATABASE_POOL_SIZE", 16u32);
         let redis_url = env.required("REDIS_URL");
         let kafka = topics::Cluster::read(env);
-        let endpoint = env.text("STORAGE_ENDPOINT");
-        let bucket = env.text_or("STORAGE_BUCKET", "app-modules");
-        let region = env.text_or("STORAGE_REGION", "us-east-1");
-        let access_key = env.text("STORAGE_ACCESS_KEY").unwrap_or_default();
-        let secret_key = env.text("STORAGE_SECRET_KEY").unwrap_or_default();
-        let storage = endpoint.map(|endpoint| StorageConfig {
-            endpoint,
-            bucket,
-            region,
-            access_key,
-            secret_key,
-        });
+        let storage = StorageConfig::read(env);
         let runner_token = env.text("APP_RUNNER_TOKEN");
         let runner_url = env.text("APP_RUNNER_URL");
         let secret_keys = secret_keys(env);

@@ -2,7 +2,6 @@
 //! (a document's under its tenant too).
 
 use aws_sdk_s3::Client;
-use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::primitives::ByteStream;
 use schema::module::Sha256;
@@ -36,22 +35,8 @@ pub struct Object {
 
 impl ObjectStore {
     pub fn new(config: &StorageConfig) -> Self {
-        let credentials = Credentials::new(
-            config.access_key.clone(),
-            config.secret_key.clone(),
-            None,
-            None,
-            "config",
-        );
-        let s3 = aws_sdk_s3::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .endpoint_url(&config.endpoint)
-            .region(Region::new(config.region.clone()))
-            .credentials_provider(credentials)
-            .force_path_style(true)
-            .build();
         Self {
-            client: Client::from_conf(s3),
+            client: config.client(),
             bucket: config.bucket.clone(),
         }
     }

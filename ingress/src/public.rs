@@ -91,6 +91,9 @@ pub(crate) enum ApiRoute {
     Activity,
     AuditEvents,
     ExportAuditEvents,
+    GetAuditExportSchedule,
+    PutAuditExportSchedule,
+    ListAuditExportRuns,
     StartRun,
     GetRun,
     CancelRun,
@@ -149,6 +152,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::Activity),
         PublicRoute::Api(ApiRoute::AuditEvents),
         PublicRoute::Api(ApiRoute::ExportAuditEvents),
+        PublicRoute::Api(ApiRoute::GetAuditExportSchedule),
+        PublicRoute::Api(ApiRoute::PutAuditExportSchedule),
+        PublicRoute::Api(ApiRoute::ListAuditExportRuns),
         PublicRoute::Api(ApiRoute::StartRun),
         PublicRoute::Api(ApiRoute::GetRun),
         PublicRoute::Api(ApiRoute::CancelRun),
@@ -203,6 +209,8 @@ impl ApiRoute {
             | ApiRoute::Activity
             | ApiRoute::AuditEvents
             | ApiRoute::ExportAuditEvents
+            | ApiRoute::GetAuditExportSchedule
+            | ApiRoute::ListAuditExportRuns
             | ApiRoute::GetRun
             | ApiRoute::ListDocuments
             | ApiRoute::GetDocument
@@ -226,7 +234,9 @@ impl ApiRoute {
             | ApiRoute::CancelRun
             | ApiRoute::AddDocument
             | ApiRoute::OpenSubmission => Method::POST,
-            ApiRoute::PutInstall | ApiRoute::PutApprovalSettings => Method::PUT,
+            ApiRoute::PutInstall
+            | ApiRoute::PutApprovalSettings
+            | ApiRoute::PutAuditExportSchedule => Method::PUT,
             ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
                 Method::DELETE
             }
@@ -270,6 +280,10 @@ impl ApiRoute {
             ApiRoute::Activity => "/activity",
             ApiRoute::AuditEvents => "/audit-events",
             ApiRoute::ExportAuditEvents => "/audit-events/export",
+            ApiRoute::GetAuditExportSchedule | ApiRoute::PutAuditExportSchedule => {
+                "/audit-exports/schedule"
+            }
+            ApiRoute::ListAuditExportRuns => "/audit-exports/runs",
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
@@ -333,7 +347,11 @@ impl ApiRoute {
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
             ApiRoute::AddDocument => Permission::DocumentsWrite,
             ApiRoute::OpenSubmission => Permission::RunsWrite,
-            ApiRoute::AuditEvents | ApiRoute::ExportAuditEvents => Permission::AuditRead,
+            ApiRoute::AuditEvents
+            | ApiRoute::ExportAuditEvents
+            | ApiRoute::GetAuditExportSchedule
+            | ApiRoute::ListAuditExportRuns => Permission::AuditRead,
+            ApiRoute::PutAuditExportSchedule => Permission::AuditExport,
             ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff | ApiRoute::Activity => {
                 return None;
             }
@@ -714,6 +732,17 @@ async fn authorised(
         ApiRoute::AuditEvents => Box::pin(routes::audit_events::list(state, principal, query)),
         ApiRoute::ExportAuditEvents => {
             Box::pin(routes::audit_export::export(state, principal, query))
+        }
+        ApiRoute::GetAuditExportSchedule => {
+            Box::pin(routes::audit_export_schedule::get(state, principal))
+        }
+        ApiRoute::PutAuditExportSchedule => Box::pin(routes::audit_export_schedule::put(
+            state,
+            origin,
+            (&parts, body),
+        )),
+        ApiRoute::ListAuditExportRuns => {
+            Box::pin(routes::audit_export_schedule::runs(state, principal, query))
         }
         ApiRoute::StartRun => Box::pin(routes::workflow_runs::start(state, origin, (&parts, body))),
         ApiRoute::GetRun => Box::pin(routes::workflow_runs::get(state, principal, id)),

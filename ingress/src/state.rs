@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) webhook_claims: EventClaims,
     /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
     pub(crate) webhooks_in_flight: Arc<Semaphore>,
+    /// The audit exports running (`routes::audit_export`).
+    pub(crate) audit_exports: Arc<Semaphore>,
     /// Where each app says a webhook's external id is.
     pub(crate) external_id_sources: ExternalIdSources,
     /// Compiled output schemas of the versions whose events arrive.
@@ -141,6 +143,7 @@ impl State {
             metrics,
             webhook_claims: EventClaims::new(redis_for_claims),
             webhooks_in_flight,
+            audit_exports: crate::routes::audit_export::exports(),
             external_id_sources: ExternalIdSources::default(),
             output_schemas: OutputSchemas::default(),
         })))

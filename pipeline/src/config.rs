@@ -31,6 +31,10 @@ pub(crate) struct Config {
     /// `WEBHOOK_PUBLIC_URL`: the public address vendors post webhooks to; calls get callback
     /// URLs built on it, and none without it.
     pub(crate) webhook_public_url: Option<String>,
+    /// `STORAGE_*`: where scheduled audit exports go; without it none starts.
+    pub(crate) storage: Option<service::storage::StorageConfig>,
+    /// `AUDIT_EXPORT_EVERY_SECONDS`: how often due export windows are looked for.
+    pub(crate) audit_export_every: std::time::Duration,
 }
 
 impl Config {
@@ -52,6 +56,9 @@ impl Config {
         let webhook_public_url = env
             .text("WEBHOOK_PUBLIC_URL")
             .map(|url| url.trim_end_matches('/').to_owned());
+        let storage = service::storage::StorageConfig::read(env);
+        let audit_export_every =
+            std::time::Duration::from_secs(env.parsed("AUDIT_EXPORT_EVERY_SECONDS", 60u64).max(1));
         Self {
             database_url,
             database_pool_size,
@@ -63,6 +70,8 @@ impl Config {
             blocked_modules,
             call_tokens,
             webhook_public_url,
+            storage,
+            audit_export_every,
         }
     }
 }

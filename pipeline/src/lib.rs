@@ -11,6 +11,7 @@
 //! stage machinery and the installs stage, run against the real broker and database.
 
 mod audit;
+mod audit_exports;
 mod callback_counts;
 mod cli;
 mod config;

@@ -29,7 +29,7 @@ use crate::stages::{
 };
 use crate::timers;
 use crate::workers::Workers;
-use crate::{callback_counts, gauges, health_minutes, partitions};
+use crate::{audit_exports, callback_counts, gauges, health_minutes, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -107,6 +107,11 @@ async fn run(config: Config, process: Process) -> RunResult {
     let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
     let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
     gauges::register(&pool);
+    let exports = tokio::spawn(audit_exports::run(
+        pool.clone(),
+        (config.storage.clone(), config.audit_export_every),
+        stop.clone(),
+    ));
     let counts = tokio::spawn(callback_counts::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
@@ -121,6 +126,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         maintenance,
         minutes,
         counts,
+        exports,
         futures::future::join_all(stages),
         run_timers,
         case_timers,

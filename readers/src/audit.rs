@@ -1,10 +1,9 @@
 //! The audit log (SPEC §6.1; README "The audit log"): a page of the tenant's recorded actions,
 //! newest first, filtered by action, actor and an inclusive time window, with a total capped
-//! like the invocation history's; and the same rows oldest first as a stream, for exports that
-//! never hold more than a row at a time.
+//! like the invocation history's; and the same rows oldest first in [`Pages`], for exports,
+//! written by an [`Encoder`] in one of the export [`Format`]s.
 
 use chrono::{DateTime, Utc};
-use futures::Stream;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgPool, Postgres, QueryBuilder};
@@ -100,26 +99,257 @@ fn push_conditions(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &
     }
 }
 
-/// Every matching event, oldest first, read as the consumer of the stream asks for them.
-pub fn export<'p>(
-    pool: &'p PgPool,
+/// Every matching event, oldest first, a page at a time: each page is one short query from
+/// where the last ended (by time and id), so an export holds no connection, and no snapshot,
+/// while its client reads.
+#[derive(Debug)]
+pub struct Pages {
     tenant: Tenant,
     filter: Filter,
-) -> impl Stream<Item = Result<AuditEvent, Error>> + Send + 'p {
-    use futures::TryStreamExt;
-    let actions = (!filter.actions.is_empty()).then_some(filter.actions);
-    sqlx::query_as::<_, AuditEvent>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM audit_events WHERE tenant_id = $1 \
-         AND ($2::text[] IS NULL OR action = ANY($2)) AND ($3::text IS NULL OR actor_id = $3) \
-         AND ($4::timestamptz IS NULL OR occurred_at >= $4) \
-         AND ($5::timestamptz IS NULL OR occurred_at <= $5) \
-         ORDER BY occurred_at, id"
-    )))
-    .bind(tenant.id())
-    .bind(actions)
-    .bind(filter.actor)
-    .bind(filter.from)
-    .bind(filter.to)
-    .fetch(pool)
-    .map_err(Error::from)
+    after: Option<(DateTime<Utc>, Uuid)>,
+    done: bool,
+}
+
+/// Events a page holds.
+pub const PAGE_ROWS: i64 = 5000;
+
+impl Pages {
+    pub fn new(tenant: Tenant, filter: Filter) -> Self {
+        Self {
+            tenant,
+            filter,
+            after: None,
+            done: false,
+        }
+    }
+
+    /// The next page; `None` once every event was read.
+    pub async fn next(&mut self, pool: &PgPool) -> Result<Option<Vec<AuditEvent>>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let actions = &self.filter.actions;
+        let page: Vec<AuditEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM audit_events WHERE tenant_id = $1 \
+             AND (cardinality($2::text[]) = 0 OR action = ANY($2)) \
+             AND ($3::text IS NULL OR actor_id = $3) \
+             AND ($4::timestamptz IS NULL OR occurred_at >= $4) \
+             AND ($5::timestamptz IS NULL OR occurred_at <= $5) \
+             AND ($6::timestamptz IS NULL OR (occurred_at, id) > ($6, $7)) \
+             ORDER BY occurred_at, id LIMIT $8"
+        )))
+        .bind(self.tenant.id())
+        .bind(actions)
+        .bind(&self.filter.actor)
+        .bind(self.filter.from)
+        .bind(self.filter.to)
+        .bind(self.after.map(|(at, _)| at))
+        .bind(self.after.map(|(_, id)| id))
+        .bind(PAGE_ROWS)
+        .fetch_all(pool)
+        .await?;
+        self.done = (page.len() as i64) < PAGE_ROWS;
+        self.after = page.last().map(|event| (event.occurred_at, event.id));
+        if page.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(page))
+    }
+}
+
+/// The file formats of an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// One JSON event a line.
+    Ndjson,
+    /// RFC 4180, a header line first; `payload` as its JSON.
+    Csv,
+}
+
+/// The CSV columns.
+const CSV_HEADER: [&str; 10] = [
+    "id",
+    "occurredAt",
+    "action",
+    "actorType",
+    "actorId",
+    "actorName",
+    "subjectType",
+    "subjectId",
+    "requestId",
+    "payload",
+];
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Ndjson => "ndjson",
+            Format::Csv => "csv",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Format::Ndjson, Format::Csv]
+            .into_iter()
+            .find(|f| f.as_str() == text)
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Ndjson => "application/x-ndjson",
+            Format::Csv => "text/csv; charset=utf-8",
+        }
+    }
+}
+
+/// Writes events in a format into a buffer the caller takes from time to time.
+pub struct Encoder {
+    format: Format,
+    out: Vec<u8>,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder")
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+impl Encoder {
+    /// An encoder with what a file starts with (the CSV header) already written.
+    pub fn new(format: Format) -> Self {
+        let mut encoder = Self {
+            format,
+            out: Vec::new(),
+        };
+        if format == Format::Csv {
+            encoder.csv_record(&CSV_HEADER);
+        }
+        encoder
+    }
+
+    /// One CSV record (RFC 4180 quoting, by the `csv` crate).
+    fn csv_record(&mut self, fields: &[&str]) {
+        let mut writer = csv::WriterBuilder::new()
+            .buffer_capacity(1024)
+            .from_writer(&mut self.out);
+        // Writing into memory cannot fail.
+        let _ = writer.write_record(
+            fields
+                .iter()
+                .map(|f| inert(f))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|c| c.as_bytes()),
+        );
+        let _ = writer.flush();
+    }
+
+    /// Appends `event`.
+    pub fn write(&mut self, event: &AuditEvent) {
+        match self.format {
+            Format::Ndjson => {
+                // An event is plain JSON values: serialising it into memory cannot fail.
+                let _ = serde_json::to_writer(&mut self.out, event);
+                self.out.push(b'\n');
+            }
+            Format::Csv => {
+                let id = event.id.to_string();
+                let occurred = event
+                    .occurred_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+                let payload = event.payload.to_string();
+                let fields: [&str; 10] = [
+                    &id,
+                    &occurred,
+                    &event.action,
+                    &event.actor.kind,
+                    &event.actor.id,
+                    &event.actor.name,
+                    &event.subject_type,
+                    &event.subject_id,
+                    event.request_id.as_deref().unwrap_or(""),
+                    &payload,
+                ];
+                self.csv_record(&fields);
+            }
+        }
+    }
+
+    /// What was written since the last take.
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// How much is waiting to be taken.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A CSV cell a spreadsheet will not run as a formula: one starting with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return gets a leading `'` (names and ids come from tokens and callers).
+fn inert(cell: &str) -> std::borrow::Cow<'_, str> {
+    match cell.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r') => format!("'{cell}").into(),
+        _ => cell.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(name: &str) -> AuditEvent {
+        AuditEvent {
+            id: Uuid::nil(),
+            occurred_at: DateTime::UNIX_EPOCH,
+            action: "case.decided".into(),
+            actor: Actor {
+                kind: "human".into(),
+                id: "ada".into(),
+                name: name.into(),
+            },
+            subject_type: "case".into(),
+            subject_id: "c1".into(),
+            payload: json!({"outcome": "approved"}),
+            request_id: None,
+        }
+    }
+
+    #[test]
+    fn csv_quotes_and_defuses_formulas() {
+        let mut encoder = Encoder::new(Format::Csv);
+        encoder.write(&event("=HYPERLINK(\"x\")"));
+        encoder.write(&event("Lovelace, \"Ada\""));
+        let text = String::from_utf8(encoder.take()).expect("utf-8");
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let names: Vec<String> = reader
+            .records()
+            .map(|r| r.expect("record")[5].to_owned())
+            .collect();
+        assert_eq!(names, ["'=HYPERLINK(\"x\")", "Lovelace, \"Ada\""]);
+        assert!(encoder.is_empty());
+    }
+
+    #[test]
+    fn ndjson_is_one_event_a_line() {
+        let mut encoder = Encoder::new(Format::Ndjson);
+        encoder.write(&event("Ada"));
+        encoder.write(&event("Grace"));
+        let text = String::from_utf8(encoder.take()).expect("utf-8");
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert_eq!(lines[1]["actor"]["name"], "Grace");
+    }
 }

@@ -8,6 +8,7 @@ pub mod approval_settings;
 pub mod approvals;
 pub mod apps;
 pub mod audit;
+pub mod audit_exports;
 pub mod callbacks;
 pub mod cases;
 pub mod definitions;

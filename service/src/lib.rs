@@ -9,6 +9,7 @@
 //!   under a limit, request ids, bearer tokens, the error envelope and the one response writer.
 //! - [`health`]: liveness, readiness from named probes, the metrics exposition.
 //! - [`shutdown`]: the signal every listener and loop stops on.
+//! - `storage` (cargo feature `storage`): object storage settings and the S3 client.
 //! - [`main`]: the `main` of every service, tying the above together.
 //! - `testing` (cargo feature `testing`): for the services' integration tests, a service started
 //!   on port 0 that reports the ports it got.
@@ -21,6 +22,8 @@ pub mod health;
 pub mod http;
 mod process;
 pub mod shutdown;
+#[cfg(feature = "storage")]
+pub mod storage;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;

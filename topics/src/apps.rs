@@ -90,6 +90,18 @@ pub enum Command {
     RetirePlatform { version_id: Uuid, name: String },
     /// The tenant's approval settings (keyed by the tenant).
     SetApprovalSettings(ApprovalSettings),
+    /// The tenant's scheduled audit export (keyed by the tenant).
+    SetAuditExportSchedule(AuditExportSchedule),
+}
+
+/// A tenant's scheduled audit export (README "The audit log").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditExportSchedule {
+    pub enabled: bool,
+    /// Each file covers this many hours (1 to 168).
+    pub interval_hours: i32,
+    pub format: readers::audit::Format,
 }
 
 /// What a tenant's publishing needs (not shown in SPEC; README "Approval settings").
@@ -115,7 +127,7 @@ impl Command {
             | Command::Withdraw { name, .. }
             | Command::ReleasePlatform { name, .. }
             | Command::RetirePlatform { name, .. } => Some(name),
-            Command::SetApprovalSettings(_) => None,
+            Command::SetApprovalSettings(_) | Command::SetAuditExportSchedule(_) => None,
         }
     }
 }
@@ -129,6 +141,8 @@ pub enum Answer {
     Version(Box<readers::apps::versions::AppVersion>),
     /// [`Command::SetApprovalSettings`]: the settings as stored.
     ApprovalSettings(readers::approval_settings::ApprovalSettings),
+    /// [`Command::SetAuditExportSchedule`]: the schedule as stored.
+    AuditExportSchedule(readers::audit_exports::Schedule),
 }
 
 impl Message for Command {

@@ -45,7 +45,7 @@ pub const APPS: Topic = Topic {
     name: "apps.commands",
     partitions: 2,
     key: TopicKey::TenantApp,
-    carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; approval settings",
+    carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; the tenant-wide settings (approvals, scheduled audit exports)",
 };
 
 pub const INSTALLS: Topic = Topic {

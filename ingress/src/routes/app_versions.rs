@@ -139,6 +139,8 @@ async fn comment(parts: &http::request::Parts, request: Incoming) -> Result<Opti
 pub(super) fn version_of(answer: Answer) -> Result<AppVersion, Error> {
     match answer {
         Answer::Version(version) => Ok(*version),
-        Answer::ApprovalSettings(_) => Err(commands::mismatched("a version's command")),
+        Answer::ApprovalSettings(_) | Answer::AuditExportSchedule(_) => {
+            Err(commands::mismatched("a version's command"))
+        }
     }
 }

@@ -9,6 +9,7 @@ mod activity;
 mod approvals;
 mod apps;
 mod audit_events;
+mod audit_exports;
 mod auth;
 mod broker_loss;
 mod cases;

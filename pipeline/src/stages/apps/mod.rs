@@ -1,9 +1,11 @@
 //! The apps stage: every transition of an app version (SPEC §3.1), one file per command family
 //! — [`upload`], [`publish`], [`decide`] (approve, reject), [`withdraw`], [`platform`] (the
-//! release's catalogue) — and the tenant's [`approval_settings`]. Each applies inside the
+//! release's catalogue) — and the tenant's [`approval_settings`] and
+//! [`audit_export_schedule`]. Each applies inside the
 //! stage's transaction with its audit rows; a wrong-state call is a `conflict` refusal.
 
 mod approval_settings;
+mod audit_export_schedule;
 mod decide;
 mod platform;
 mod publish;
@@ -104,6 +106,10 @@ impl AppsStage {
             }
             Command::SetApprovalSettings(settings) => {
                 approval_settings::apply(tx, command, tenant_of::<Self>(command)?, settings).await
+            }
+            Command::SetAuditExportSchedule(schedule) => {
+                let tenant = tenant_of::<Self>(command)?;
+                audit_export_schedule::apply(tx, command, tenant, schedule).await
             }
         }
     }

@@ -1,0 +1,86 @@
+//! The scheduled audit export (README "The audit log"): `GET /audit-exports/schedule`
+//! (`audit:read`; the defaults until set), `PUT /audit-exports/schedule`
+//! `{enabled, intervalHours = 24, format = ndjson}` (`audit:export`, admins; through the apps
+//! stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
+//! each window written to object storage, or why it was not.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::Page;
+use readers::audit::Format;
+use readers::audit_exports::{self, Schedule};
+use serde::Deserialize;
+use service::http::{Body, response};
+use topics::apps::{Answer, AuditExportSchedule, Command};
+
+use crate::auth::Principal;
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Location};
+use crate::query::{MAX_OFFSET, Query};
+use crate::state::State;
+
+/// The longest window a file covers: a week.
+const MAX_INTERVAL_HOURS: i32 = 168;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ScheduleBody {
+    enabled: bool,
+    #[serde(default = "a_day")]
+    interval_hours: i32,
+    #[serde(default = "ndjson")]
+    format: Format,
+}
+
+fn a_day() -> i32 {
+    24
+}
+
+fn ndjson() -> Format {
+    Format::Ndjson
+}
+
+pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+    let tenant = readers::Tenant::new(principal.tenant);
+    let schedule = audit_exports::schedule(&state.pool, tenant)
+        .await?
+        .unwrap_or_else(Schedule::unset);
+    Ok(response::json(StatusCode::OK, &schedule))
+}
+
+pub(crate) async fn put(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+) -> Result<Response<Body>, Error> {
+    let body: ScheduleBody = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    if !(1..=MAX_INTERVAL_HOURS).contains(&body.interval_hours) {
+        let message = format!("must be from 1 to {MAX_INTERVAL_HOURS}");
+        return Err(Error::validation(Location::Body, "/intervalHours", message));
+    }
+    let command = Command::SetAuditExportSchedule(AuditExportSchedule {
+        enabled: body.enabled,
+        interval_hours: body.interval_hours,
+        format: body.format,
+    });
+    let Answer::AuditExportSchedule(stored) = commands::submit(state, origin, command).await?
+    else {
+        return Err(commands::mismatched("the audit export schedule"));
+    };
+    Ok(response::json(StatusCode::OK, &stored))
+}
+
+pub(crate) async fn runs(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let limit = query.integer("limit", 1, 200, 50);
+    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    query.finish()?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let page = audit_exports::runs(&state.pool, tenant, Page { limit, offset }).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}

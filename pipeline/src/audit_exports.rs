@@ -1,0 +1,345 @@
+//! Scheduled audit exports (SPEC runbook facts; README "The audit log"): every minute
+//! (`AUDIT_EXPORT_EVERY_SECONDS`) the worker looks for a tenant's schedule with a window due, and writes that window's audit events to
+//! object storage as one file, `audit-exports/<tenant>/<from>_<to>.<ndjson|csv>`.
+//!
+//! - A window is `[coveredUntil, coveredUntil + intervalHours)`, due once it ended five minutes
+//!   ago (a stage's transaction that recorded an event at the window's end has committed by
+//!   then). A schedule behind by several windows catches up one window a turn.
+//! - A file over 256 MiB fails the run: the upload is abandoned and the run recorded `failed`
+//!   with its error; so is a storage failure. A failed run leaves `coveredUntil` where it was, so
+//!   the next run covers its window again (a shorter `intervalHours` makes the next file
+//!   smaller).
+//! - The schedule's row stays locked while its window is written (`FOR UPDATE SKIP LOCKED`), so
+//!   two workers never write one window at once; a worker that dies mid-way records nothing and
+//!   the window is written again, under the same key.
+//! - A worker without object storage (`STORAGE_ENDPOINT`) never starts a run.
+
+use std::time::Duration;
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use chrono::{DateTime, Utc};
+use readers::audit::{Encoder, Filter, Format, Pages};
+use service::storage::StorageConfig;
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::Error;
+use crate::periodic;
+
+/// The largest file (SPEC runbook facts).
+const MAX_FILE_BYTES: usize = 256 * 1024 * 1024;
+/// The size of each uploaded part (S3 wants 5 MiB or more, but for the last).
+const PART_BYTES: usize = 8 * 1024 * 1024;
+
+/// Writes due windows until `stop`; returns at once without object storage.
+pub(crate) async fn run(
+    pool: PgPool,
+    (storage, every): (Option<StorageConfig>, Duration),
+    stop: CancellationToken,
+) {
+    let Some(storage) = storage else {
+        tracing::info!("no object storage: scheduled audit exports do not run here");
+        return;
+    };
+    let store = Store {
+        client: storage.client(),
+        bucket: storage.bucket.clone(),
+    };
+    periodic::every(every, every, stop, || async {
+        loop {
+            match export_due(&pool, &store, MAX_FILE_BYTES).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "scheduled audit exports not run; next turn");
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+/// The bucket files go to.
+#[derive(Debug, Clone)]
+struct Store {
+    client: Client,
+    bucket: String,
+}
+
+/// A window to write.
+#[derive(Debug, sqlx::FromRow)]
+struct Due {
+    tenant_id: Uuid,
+    interval_hours: i32,
+    format: String,
+    covered_until: DateTime<Utc>,
+}
+
+/// Writes one due window, if any, and records its run; `false` when none was due.
+async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bool, Error> {
+    let mut tx = pool.begin().await?;
+    let due: Option<Due> = sqlx::query_as(
+        "SELECT tenant_id, interval_hours, format, covered_until FROM audit_export_schedules \
+         WHERE enabled AND covered_until + make_interval(hours => interval_hours) \
+               + interval '5 minutes' <= now() \
+         ORDER BY covered_until LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(due) = due else {
+        return Ok(false);
+    };
+    let format = Format::parse(&due.format)
+        .ok_or_else(|| Error::Invalid(format!("an export format {:?}", due.format)))?;
+    let from = due.covered_until;
+    let to = from + chrono::Duration::hours(i64::from(due.interval_hours));
+    let key = format!(
+        "audit-exports/{}/{}_{}.{}",
+        due.tenant_id,
+        from.format("%Y%m%dT%H%M%SZ"),
+        to.format("%Y%m%dT%H%M%SZ"),
+        format.as_str()
+    );
+    let started = Utc::now();
+    // `to` is exclusive; the filter's bounds are inclusive, to the microsecond.
+    let filter = Filter {
+        from: Some(from),
+        to: Some(to - chrono::Duration::microseconds(1)),
+        ..Filter::default()
+    };
+    let pages = Pages::new(readers::Tenant::new(due.tenant_id), filter);
+    let written = write_file(pool, store, &key, pages, format, max_bytes).await;
+    let (status, rows, bytes, error) = match &written {
+        Ok((rows, bytes)) => ("succeeded", *rows, *bytes, None),
+        Err(failure) => (
+            "failed",
+            failure.rows,
+            failure.bytes,
+            Some(failure.reason.clone()),
+        ),
+    };
+    sqlx::query(
+        "INSERT INTO audit_export_runs (id, tenant_id, window_from, window_to, format, status, \
+         rows, bytes, object_key, error, started_at, finished_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now())",
+    )
+    .bind(Uuid::now_v7())
+    .bind(due.tenant_id)
+    .bind(from)
+    .bind(to)
+    .bind(format.as_str())
+    .bind(status)
+    .bind(rows)
+    .bind(bytes)
+    .bind(written.is_ok().then_some(&key))
+    .bind(&error)
+    .bind(started)
+    .execute(&mut *tx)
+    .await?;
+    if written.is_ok() {
+        sqlx::query("UPDATE audit_export_schedules SET covered_until = $2 WHERE tenant_id = $1")
+            .bind(due.tenant_id)
+            .bind(to)
+            .execute(&mut *tx)
+            .await?;
+    } else {
+        tracing::warn!(tenant = %due.tenant_id, error, "a scheduled audit export failed");
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Why a file was not written, and how far it got.
+#[derive(Debug)]
+struct Failure {
+    reason: String,
+    rows: i64,
+    bytes: i64,
+}
+
+/// Writes every page to `key`: one object when it fits a part, else a multipart upload,
+/// abandoned once past `max_bytes`. Answers the rows and bytes written.
+async fn write_file(
+    pool: &PgPool,
+    store: &Store,
+    key: &str,
+    mut pages: Pages,
+    format: Format,
+    max_bytes: usize,
+) -> Result<(i64, i64), Failure> {
+    let mut encoder = Encoder::new(format);
+    let mut upload = Upload::new(store, key);
+    let (mut rows, mut bytes) = (0i64, 0usize);
+    let failed = |reason: String, rows, bytes: usize| Failure {
+        reason,
+        rows,
+        bytes: bytes as i64,
+    };
+    loop {
+        let page = match pages.next(pool).await {
+            Ok(Some(page)) => page,
+            Ok(None) => break,
+            Err(error) => {
+                upload.abandon().await;
+                return Err(failed(format!("reading the events: {error}"), rows, bytes));
+            }
+        };
+        for event in &page {
+            encoder.write(event);
+        }
+        rows += page.len() as i64;
+        bytes += encoder.len();
+        if bytes > max_bytes {
+            upload.abandon().await;
+            let reason = format!("the file is over {} MiB", max_bytes / (1024 * 1024));
+            return Err(failed(reason, rows, bytes));
+        }
+        if let Err(reason) = upload.add(encoder.take()).await {
+            upload.abandon().await;
+            return Err(failed(reason, rows, bytes));
+        }
+    }
+    if let Err(reason) = upload.finish(encoder.take()).await {
+        upload.abandon().await;
+        return Err(failed(reason, rows, bytes));
+    }
+    Ok((rows, bytes as i64))
+}
+
+/// A file on its way to the bucket: held in memory up to a part, then uploaded part by part.
+struct Upload<'s> {
+    store: &'s Store,
+    key: &'s str,
+    buffer: Vec<u8>,
+    /// The multipart upload's id and parts, once the file outgrew one part.
+    multipart: Option<(String, Vec<CompletedPart>)>,
+}
+
+impl<'s> Upload<'s> {
+    fn new(store: &'s Store, key: &'s str) -> Self {
+        Self {
+            store,
+            key,
+            buffer: Vec::new(),
+            multipart: None,
+        }
+    }
+
+    async fn add(&mut self, bytes: Vec<u8>) -> Result<(), String> {
+        self.buffer.extend_from_slice(&bytes);
+        while self.buffer.len() >= PART_BYTES {
+            let rest = self.buffer.split_off(PART_BYTES);
+            let part = std::mem::replace(&mut self.buffer, rest);
+            self.upload_part(part).await?;
+        }
+        Ok(())
+    }
+
+    async fn upload_part(&mut self, part: Vec<u8>) -> Result<(), String> {
+        let client = &self.store.client;
+        if self.multipart.is_none() {
+            let created = client
+                .create_multipart_upload()
+                .bucket(&self.store.bucket)
+                .key(self.key)
+                .send()
+                .await
+                .map_err(|e| format!("starting the upload: {}", describe(&e)))?;
+            let id = created.upload_id().unwrap_or_default().to_owned();
+            self.multipart = Some((id, Vec::new()));
+        }
+        let Some((id, parts)) = &mut self.multipart else {
+            return Err("no upload".into());
+        };
+        let number = i32::try_from(parts.len() + 1).unwrap_or(i32::MAX);
+        let uploaded = client
+            .upload_part()
+            .bucket(&self.store.bucket)
+            .key(self.key)
+            .upload_id(id.as_str())
+            .part_number(number)
+            .body(ByteStream::from(part))
+            .send()
+            .await
+            .map_err(|e| format!("uploading part {number}: {}", describe(&e)))?;
+        parts.push(
+            CompletedPart::builder()
+                .part_number(number)
+                .set_e_tag(uploaded.e_tag().map(str::to_owned))
+                .build(),
+        );
+        Ok(())
+    }
+
+    async fn finish(&mut self, last: Vec<u8>) -> Result<(), String> {
+        self.buffer.extend_from_slice(&last);
+        let rest = std::mem::take(&mut self.buffer);
+        if self.multipart.is_none() {
+            return self
+                .store
+                .client
+                .put_object()
+                .bucket(&self.store.bucket)
+                .key(self.key)
+                .body(ByteStream::from(rest))
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("writing the file: {}", describe(&e)));
+        }
+        if !rest.is_empty() {
+            self.upload_part(rest).await?;
+        }
+        let Some((id, parts)) = self.multipart.take() else {
+            return Err("no upload".into());
+        };
+        self.store
+            .client
+            .complete_multipart_upload()
+            .bucket(&self.store.bucket)
+            .key(self.key)
+            .upload_id(id)
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("completing the upload: {}", describe(&e)))
+    }
+
+    /// Drops what was uploaded of a file that will not be completed.
+    async fn abandon(&mut self) {
+        if let Some((id, _)) = self.multipart.take() {
+            let aborted = self
+                .store
+                .client
+                .abort_multipart_upload()
+                .bucket(&self.store.bucket)
+                .key(self.key)
+                .upload_id(id)
+                .send()
+                .await;
+            if let Err(error) = aborted {
+                tracing::warn!(error = %describe(&error), "an abandoned export upload stays");
+            }
+        }
+    }
+}
+
+/// The service's own message of an SDK error, not the SDK's generic "service error".
+fn describe<E: std::error::Error>(error: &E) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text = format!("{text}: {inner}");
+        source = inner.source();
+    }
+    text
+}
