@@ -10,9 +10,18 @@ use serde_json::{Value, json};
 use crate::support::apps::{Tenant, call_with};
 use crate::support::{analyst, database, stack};
 
-/// Sets the tenant's schedule (hourly, `format`) and moves what it covered back to the start
-/// of the hour three hours ago, so windows are due at once.
-async fn due_schedule(tenant: &Tenant, format: &str) -> chrono::DateTime<chrono::Utc> {
+/// The start of the hour three hours ago: windows from there are due at once.
+async fn three_hours_ago() -> chrono::DateTime<chrono::Utc> {
+    sqlx::query_scalar("SELECT date_trunc('hour', now()) - interval '3 hours'")
+        .fetch_one(&database().await)
+        .await
+        .expect("a time")
+}
+
+/// Sets the tenant's schedule (hourly, `format`) and moves what it covered back to `start`, so
+/// its windows are due at once. Events are seeded before: the worker may write a window the
+/// moment it is due.
+async fn due_schedule(tenant: &Tenant, format: &str, start: chrono::DateTime<chrono::Utc>) {
     let body = json!({"enabled": true, "intervalHours": 1, "format": format});
     let (status, schedule) = tenant
         .call(Method::PUT, "/audit-exports/schedule", Some(body))
@@ -22,14 +31,12 @@ async fn due_schedule(tenant: &Tenant, format: &str) -> chrono::DateTime<chrono:
         (&schedule["enabled"], &schedule["format"]),
         (&json!(true), &json!(format))
     );
-    sqlx::query_scalar(
-        "UPDATE audit_export_schedules SET covered_until = date_trunc('hour', now()) - interval '3 hours' \
-         WHERE tenant_id = $1 RETURNING covered_until",
-    )
-    .bind(tenant.id)
-    .fetch_one(&database().await)
-    .await
-    .expect("backdated")
+    sqlx::query("UPDATE audit_export_schedules SET covered_until = $2 WHERE tenant_id = $1")
+        .bind(tenant.id)
+        .bind(start)
+        .execute(&database().await)
+        .await
+        .expect("backdated");
 }
 
 /// `rows` events with a `pad`-byte payload, a second apart from `from` on.
@@ -86,8 +93,9 @@ async fn a_due_window_becomes_one_file_and_the_schedule_moves_on() {
         (status, &unset["enabled"], &unset["coveredUntil"]),
         (200, &json!(false), &Value::Null)
     );
-    let start = due_schedule(&tenant, "csv").await;
+    let start = three_hours_ago().await;
     seed(&tenant, start, 1500, 10).await;
+    due_schedule(&tenant, "csv", start).await;
     // The first window (three hours ago) holds the 1,500 events.
     let done = runs(&tenant, 1).await;
     let first = done.last().expect("the oldest run");
@@ -147,9 +155,10 @@ async fn a_due_window_becomes_one_file_and_the_schedule_moves_on() {
 #[tokio::test]
 async fn a_file_over_256_mib_fails_and_the_window_is_covered_again() {
     let tenant = Tenant::new();
-    let start = due_schedule(&tenant, "ndjson").await;
+    let start = three_hours_ago().await;
     // 135,000 events of about 2 KiB: a window of some 270 MiB.
     seed(&tenant, start, 135_000, 2000).await;
+    due_schedule(&tenant, "ndjson", start).await;
     let done = runs(&tenant, 2).await;
     for run in &done {
         assert_eq!(
