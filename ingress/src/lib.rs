@@ -12,6 +12,7 @@ mod catalogue;
 mod cli;
 mod client_address;
 mod commands;
+mod comment;
 mod config;
 mod directory;
 mod error;

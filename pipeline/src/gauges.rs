@@ -7,8 +7,9 @@
 //! - `svc.approval.pending{tenant, kind}`: open approval requests, definition kinds and
 //!   `app_version` for an app's.
 //!
-//! Registered only when telemetry is on; the pipeline is the one process that reports them, so
-//! API replicas do not each count the same rows.
+//! Registered only when telemetry is on, by the pipeline alone (the API does not count them).
+//! Each pipeline process reports the same whole counts: aggregate replicas with `max`, not
+//! `sum`.
 
 use futures::future::BoxFuture;
 use service::telemetry::observed::{self, Observe, Points};

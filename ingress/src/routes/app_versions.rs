@@ -6,27 +6,16 @@
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::apps::versions::{self, AppVersion, Publisher};
-use serde::Deserialize;
 use service::http::{Body, response};
 use topics::apps::{Answer, Command, VersionStatus};
 use uuid::Uuid;
 
 use super::apps::viewer;
-use crate::body;
 use crate::commands::{self, Origin};
+use crate::comment;
 use crate::error::Error;
 use crate::path;
 use crate::state::State;
-
-/// The longest decision comment.
-const MAX_COMMENT_CHARS: usize = 2000;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Decision {
-    #[serde(default)]
-    comment: Option<String>,
-}
 
 /// The version the route names, when the caller's tenant published it.
 async fn own_version(
@@ -83,7 +72,7 @@ pub(crate) async fn decide(
     verdict: Verdict,
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let comment = comment(parts, request).await?;
+    let comment = comment::read(parts, request).await?;
     let command = match verdict {
         Verdict::Approve => Command::Approve {
             version_id,
@@ -116,23 +105,6 @@ pub(crate) async fn withdraw(
     };
     let version = version_of(commands::submit(state, origin, command).await?)?;
     Ok(response::json(StatusCode::OK, &version))
-}
-
-/// The optional `{comment}` of a decision.
-async fn comment(parts: &http::request::Parts, request: Incoming) -> Result<Option<String>, Error> {
-    let decision: Decision = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    if decision
-        .comment
-        .as_ref()
-        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
-    {
-        return Err(Error::validation(
-            crate::error::Location::Body,
-            "/comment",
-            format!("must be at most {MAX_COMMENT_CHARS} characters"),
-        ));
-    }
-    Ok(decision.comment)
 }
 
 /// The version an apps command answered.

@@ -16,21 +16,13 @@ use topics::definitions::{Answer, Command, Decision, Kind};
 use crate::auth::Permission;
 use crate::body;
 use crate::commands::{self, Origin};
+use crate::comment;
 use crate::error::{Error, Location};
 use crate::path;
 use crate::state::State;
 
-/// The longest decision comment.
-const MAX_COMMENT_CHARS: usize = 2000;
 /// The longest remark of a discussion.
 const MAX_REMARK_CHARS: usize = 4000;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DecisionBody {
-    #[serde(default)]
-    comment: Option<String>,
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,14 +38,7 @@ pub(crate) async fn decide(
     decision: Decision,
 ) -> Result<Response<Body>, Error> {
     let approval = requested(state, origin, id).await?;
-    let DecisionBody { comment } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    if comment
-        .as_ref()
-        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
-    {
-        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
-        return Err(Error::validation(Location::Body, "/comment", message));
-    }
+    let comment = comment::read(parts, request).await?;
     let caller = origin.caller;
     if decision == Decision::Withdrawn
         && *approval.requested_by != *caller.sub

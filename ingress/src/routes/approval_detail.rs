@@ -45,8 +45,10 @@ pub(crate) async fn get(
 ) -> Result<Response<Body>, Error> {
     let id = path::id("id", id)?;
     let tenant = Tenant::new(principal.tenant);
-    let pool = &state.pool;
-    let approval = approvals::get(pool, tenant, id)
+    // One connection, one query after another: a detail never takes more of the pool than a
+    // list does, however many approvers read at once.
+    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let approval = approvals::get(&mut *connection, tenant, id)
         .await?
         .ok_or(Error::NotFound)?;
     let (kind, key, version) = (
@@ -54,20 +56,20 @@ pub(crate) async fn get(
         approval.key.as_str(),
         approval.version,
     );
-    let (definition, published, previous, usage, holders, settings, discussion) = tokio::try_join!(
-        definitions::version(pool, tenant, kind, key, version),
-        definitions::published(pool, tenant, kind, key),
-        async {
-            match version {
-                1 => Ok(None),
-                _ => definitions::version(pool, tenant, kind, key, version - 1).await,
-            }
-        },
-        usage::of(pool, tenant, kind, key),
-        readers::users::holding(pool, tenant, Permission::ApprovalsDecide.as_str()),
-        readers::approval_settings::get(pool, tenant),
-        approvals::comments(pool, tenant, id),
-    )?;
+    let definition = definitions::version(&mut *connection, tenant, kind, key, version).await?;
+    let published = definitions::published(&mut *connection, tenant, kind, key).await?;
+    let previous = match version.checked_sub(1).filter(|v| *v > 0) {
+        Some(previous) => {
+            definitions::version(&mut *connection, tenant, kind, key, previous).await?
+        }
+        None => None,
+    };
+    let usage = usage::of(&mut *connection, tenant, kind, key).await?;
+    let approve = Permission::ApprovalsDecide.as_str();
+    let holders = readers::users::holding(&mut *connection, tenant, approve).await?;
+    let settings = readers::approval_settings::get(&mut *connection, tenant).await?;
+    let discussion = approvals::comments(&mut *connection, tenant, id).await?;
+    drop(connection);
     let definition = definition.ok_or_else(|| {
         Error::Internal(format!("approval {id} names a version that is not there"))
     })?;

@@ -1,6 +1,7 @@
 //! `GET /approvals` (SPEC §4.5): the tenant's definition approval requests, open ones (the
-//! default) oldest first, decided ones newest decision first; `kind`, `mine` (the caller's own),
-//! `stale` (requested over a day ago), `limit` (at most 200, default 50), `offset`.
+//! default) oldest first, decided ones newest decision first; `kind`, `mine=true` (the caller's
+//! own), `stale=true` (requested over a day ago; `false`, like `mine=false`, filters nothing),
+//! `limit` (at most 200, default 50), `offset`.
 
 use http::{Response, StatusCode};
 use readers::Page;
@@ -42,14 +43,7 @@ pub(crate) async fn list(
         }
     });
     let mine = query.boolean("mine", false);
-    let stale = query.one("stale").and_then(|stale| match stale.as_ref() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => {
-            query.reject("stale", "must be true or false");
-            None
-        }
-    });
+    let stale = query.boolean("stale", false);
     let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
     let offset = query.integer("offset", 0, MAX_OFFSET, 0);
     query.finish()?;

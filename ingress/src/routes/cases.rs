@@ -18,6 +18,7 @@ use uuid::Uuid;
 use crate::auth::Principal;
 use crate::body;
 use crate::commands::{self, Origin};
+use crate::comment;
 use crate::error::{Error, Issue, Location};
 use crate::path;
 use crate::query::{MAX_OFFSET, Query};
@@ -25,7 +26,6 @@ use crate::state::State;
 
 const DEFAULT_LIMIT: i64 = 50;
 const MAX_LIMIT: i64 = 200;
-const MAX_COMMENT_CHARS: usize = 2000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -108,13 +108,7 @@ pub(crate) async fn decide(
         .ok_or(Error::NotFound)?;
     let DecideBody { outcome, comment } =
         body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    if comment
-        .as_ref()
-        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
-    {
-        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
-        return Err(Error::validation(Location::Body, "/comment", message));
-    }
+    comment::check(comment.as_deref())?;
     let command = Command::Decide {
         case_id,
         outcome,

@@ -9,7 +9,6 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use serde::Deserialize;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
 use topics::definitions::{Answer, Body, Command, Kind, is_key};
@@ -17,6 +16,7 @@ use topics::definitions::{Answer, Body, Command, Kind, is_key};
 use crate::auth::Principal;
 use crate::body;
 use crate::commands::{self, Origin};
+use crate::comment;
 use crate::error::{Error, Location};
 use crate::state::State;
 
@@ -78,17 +78,6 @@ pub(crate) async fn get_version(
     Ok(response::json(StatusCode::OK, &found))
 }
 
-/// The optional body of a publish: the approval request's comment, should one open.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PublishBody {
-    #[serde(default)]
-    comment: Option<String>,
-}
-
-/// The longest comment of an approval request.
-const MAX_COMMENT_CHARS: usize = 2000;
-
 pub(crate) async fn publish(
     state: &State,
     origin: Origin<'_>,
@@ -96,14 +85,8 @@ pub(crate) async fn publish(
     (kind, key, version): (&str, &str, &str),
 ) -> Result<Response<HttpBody>, Error> {
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
-    let PublishBody { comment } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    if comment
-        .as_ref()
-        .is_some_and(|c| c.chars().count() > MAX_COMMENT_CHARS)
-    {
-        let message = format!("must be at most {MAX_COMMENT_CHARS} characters");
-        return Err(Error::validation(Location::Body, "/comment", message));
-    }
+    // The optional body is the approval request's comment, should one open.
+    let comment = comment::read(parts, request).await?;
     let command = Command::Publish {
         kind,
         key: key.to_owned(),

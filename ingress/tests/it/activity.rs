@@ -87,7 +87,7 @@ async fn the_feed_shows_case_events_to_all_and_definition_events_to_definition_r
     assert_eq!(feed["items"].as_array().expect("items").len(), 1);
     assert_eq!(
         feed["items"][0]["text"],
-        "Grace Hopper decided a low-priority kyc_review case: no action."
+        "Grace Hopper decided a kyc_review case: no action."
     );
     assert_eq!(feed["items"][0]["actor"]["name"], "Grace Hopper");
 

@@ -358,7 +358,7 @@ async fn lists_filter_by_status_kind_mine_and_stale() {
     assert_eq!(ids(&list("?stale=true").await), [opened[0]["id"].clone()]);
     assert_eq!(
         ids(&list("?stale=false&kind=rule").await),
-        [opened[1]["id"].clone()]
+        [opened[0]["id"].clone(), opened[1]["id"].clone()]
     );
     let page = list("?limit=1&offset=1").await;
     assert_eq!(

@@ -211,7 +211,7 @@ fn walk_identified(
 /// the same order: the fewest moves that turn the old order into the new one. Among runs of
 /// that length, the one whose elements travelled least stays, so the element that went far
 /// is the one called moved (`[a, c]` to `[c, a]` moves `c`, not `a`).
-fn moved_elements(old_ids: &[String], new_index: &HashMap<&str, usize>) -> Vec<usize> {
+fn moved_elements(old_ids: &[String], new_index: &HashMap<&str, usize>) -> HashSet<usize> {
     let kept: Vec<(usize, usize)> = old_ids
         .iter()
         .enumerate()
@@ -315,10 +315,15 @@ fn steps(before: &Value, after: &Value) -> Option<Vec<StepChange>> {
         .enumerate()
         .map(|(j, id)| (id.as_str(), j))
         .collect();
+    let old_index: HashMap<&str, usize> = old_ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
     let moved = moved_elements(&old_ids, &new_index);
     let mut steps = Vec::with_capacity(new.len());
     for (j, id) in new_ids.iter().enumerate() {
-        let Some(i) = old_ids.iter().position(|old_id| old_id == id) else {
+        let Some(&i) = old_index.get(id.as_str()) else {
             steps.push(StepChange {
                 id: id.clone(),
                 op: Op::Added,

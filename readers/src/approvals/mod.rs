@@ -55,8 +55,8 @@ pub struct Filter {
     pub kind: Option<String>,
     /// Only the requests of this subject (`mine=true`).
     pub requested_by: Option<String>,
-    /// `true`: requested over a day ago; `false`: within the last day.
-    pub stale: Option<bool>,
+    /// Only the requests made over a day ago (`stale=true`).
+    pub stale: bool,
 }
 
 const COLUMNS: &str = "id, tenant_id, kind, key, version, requested_by, requested_by_name, \
@@ -106,11 +106,9 @@ fn push_conditions(query: &mut QueryBuilder<Postgres>, tenant: Tenant, filter: &
             .push(" AND requested_by = ")
             .push_bind(subject.clone());
     }
-    match filter.stale {
-        Some(true) => query.push(" AND requested_at < now() - interval '1 day'"),
-        Some(false) => query.push(" AND requested_at >= now() - interval '1 day'"),
-        None => query,
-    };
+    if filter.stale {
+        query.push(" AND requested_at < now() - interval '1 day'");
+    }
 }
 
 /// One of the tenant's requests.

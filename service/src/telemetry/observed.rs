@@ -59,8 +59,13 @@ impl Group {
         points
     }
 
+    /// The last answer for a push, unless it is older than two refreshes (a refresh that hangs
+    /// leaves the gauge out rather than repeating an old count).
     fn latest(&self) -> Option<Points> {
-        self.lock().as_ref().and_then(|(_, points)| points.clone())
+        self.lock()
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < 2 * FRESH_FOR)
+            .and_then(|(_, points)| points.clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, Option<Points>)>> {

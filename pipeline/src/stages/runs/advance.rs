@@ -189,19 +189,22 @@ async fn open_case(
     .execute(&mut *tx)
     .await?;
     let output = serde_json::json!({"opened": true, "caseId": case_id});
-    move_on(&mut tx, run, step, output).await?;
-    tx.commit().await?;
+    // A run that moved on (or ended) meanwhile keeps no case of this step's: the transaction
+    // is dropped, and the case with it.
+    if move_on(&mut tx, run, step, output).await? {
+        tx.commit().await?;
+    }
     Ok(())
 }
 
 /// Within `tx`: the step's output into the context, and the run to its next step, if it is
-/// still where it was read.
+/// still where it was read; answers whether it was.
 async fn move_on(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     run: &RunRow,
     step: &Step,
     output: Value,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let context = with_output(&run.context, output_key(step), output.clone());
     let moved = sqlx::query(
         "UPDATE workflow_runs SET context = $3, position = position + 1, status = 'running', \
@@ -224,7 +227,7 @@ async fn move_on(
         .execute(&mut **tx)
         .await?;
     }
-    Ok(())
+    Ok(moved.rows_affected() == 1)
 }
 
 /// An asynchronous action answered `pending`: `<outputKey>ExternalId` goes into the context
