@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::apps::{Tenant, call_with};
+use crate::support::instance::Instance;
 use crate::support::modules::scoring;
 use crate::support::{StackUrls, analyst, client, database, stack};
 
@@ -246,4 +247,55 @@ async fn exports_hold_every_row_oldest_first_and_no_secret() {
     )
     .await;
     assert_eq!(status, 403);
+}
+
+/// The peak resident memory of process `pid` so far (VmHWM), in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+/// Exports `query` from `instance` and counts its lines as they arrive, holding none.
+async fn exported_lines(instance: &Instance, tenant: &Tenant, query: &str) -> u64 {
+    // A long export outlasts the suite's usual 30 s client.
+    let patient = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(600))
+        .build()
+        .expect("client");
+    let mut response = patient
+        .get(instance.url(&format!("/audit-events/export{query}")))
+        .bearer_auth(&tenant.token)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status().as_u16(), 200);
+    let mut lines = 0;
+    while let Some(chunk) = response.chunk().await.expect("chunk") {
+        lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
+    }
+    lines
+}
+
+#[tokio::test]
+async fn a_million_row_export_takes_no_more_memory_than_a_small_one() {
+    let tenant = Tenant::new();
+    seed(&tenant, 1_000_000).await;
+    let instance = Instance::start(&[("API_RATE_LIMIT_PER_MINUTE", "0")]).await;
+    // The newest thousand first: what any export costs the process.
+    let since = chrono::Utc::now() - chrono::Duration::seconds(1000);
+    let encoded: String = form_urlencoded::byte_serialize(since.to_rfc3339().as_bytes()).collect();
+    let small = exported_lines(&instance, &tenant, &format!("?from={encoded}")).await;
+    assert!((990..=1000).contains(&small), "{small}");
+    let after_small = peak_kib(instance.pid());
+    assert_eq!(exported_lines(&instance, &tenant, "").await, 1_000_000);
+    let after_all = peak_kib(instance.pid());
+    // A million events are some 300 MiB of NDJSON: an export holding them would show it.
+    assert!(
+        after_all.saturating_sub(after_small) < 64 * 1024,
+        "the peak grew from {after_small} KiB to {after_all} KiB"
+    );
 }

@@ -37,6 +37,11 @@ impl Instance {
         self.process.url("internal", path)
     }
 
+    /// The process id (`./stack run` execs the binary).
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
         self.process.terminate()
