@@ -9,9 +9,12 @@
 //!   with its error; so is a storage failure. A failed run leaves `coveredUntil` where it was, so
 //!   the next run covers its window again (a shorter `intervalHours` makes the next file
 //!   smaller).
-//! - The schedule's row stays locked while its window is written (`FOR UPDATE SKIP LOCKED`), so
-//!   two workers never write one window at once; a worker that dies mid-way records nothing and
-//!   the window is written again, under the same key.
+//! - A worker claims a window with a lease on its schedule (`running_until`, [`LEASE`]), taken
+//!   and given back in short transactions: two workers never write one window at once, and a
+//!   change of the schedule (the apps stage) never waits behind a running export. A worker that
+//!   dies mid-way records nothing; once its lease expires the window is written again, under
+//!   the same key. The window is marked covered only if it still starts where the schedule
+//!   does, so a window is never counted twice.
 //! - A worker without object storage (`STORAGE_ENDPOINT`) never starts a run.
 
 use std::time::Duration;
@@ -33,6 +36,8 @@ use crate::periodic;
 const MAX_FILE_BYTES: usize = 256 * 1024 * 1024;
 /// The size of each uploaded part (S3 wants 5 MiB or more, but for the last).
 const PART_BYTES: usize = 8 * 1024 * 1024;
+/// How long a claimed window is the claimer's: far longer than a 256 MiB file takes.
+const LEASE: &str = "15 minutes";
 
 /// Writes due windows until `stop`; returns at once without object storage.
 pub(crate) async fn run(
@@ -81,14 +86,16 @@ struct Due {
 
 /// Writes one due window, if any, and records its run; `false` when none was due.
 async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bool, Error> {
-    let mut tx = pool.begin().await?;
-    let due: Option<Due> = sqlx::query_as(
-        "SELECT tenant_id, interval_hours, format, covered_until FROM audit_export_schedules \
-         WHERE enabled AND covered_until + make_interval(hours => interval_hours) \
-               + interval '5 minutes' <= now() \
-         ORDER BY covered_until LIMIT 1 FOR UPDATE SKIP LOCKED",
-    )
-    .fetch_optional(&mut *tx)
+    let due: Option<Due> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}' \
+         WHERE tenant_id = (SELECT tenant_id FROM audit_export_schedules \
+             WHERE enabled AND covered_until + make_interval(hours => interval_hours) \
+                   + interval '5 minutes' <= now() \
+               AND (running_until IS NULL OR running_until < now()) \
+             ORDER BY covered_until LIMIT 1 FOR UPDATE SKIP LOCKED) \
+         RETURNING tenant_id, interval_hours, format, covered_until"
+    )))
+    .fetch_optional(pool)
     .await?;
     let Some(due) = due else {
         return Ok(false);
@@ -122,6 +129,7 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
             Some(failure.reason.clone()),
         ),
     };
+    let mut tx = pool.begin().await?;
     sqlx::query(
         "INSERT INTO audit_export_runs (id, tenant_id, window_from, window_to, format, status, \
          rows, bytes, object_key, error, started_at, finished_at) \
@@ -140,15 +148,20 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
     .bind(started)
     .execute(&mut *tx)
     .await?;
-    if written.is_ok() {
-        sqlx::query("UPDATE audit_export_schedules SET covered_until = $2 WHERE tenant_id = $1")
-            .bind(due.tenant_id)
-            .bind(to)
-            .execute(&mut *tx)
-            .await?;
-    } else {
+    if error.is_some() {
         tracing::warn!(tenant = %due.tenant_id, error, "a scheduled audit export failed");
     }
+    sqlx::query(
+        "UPDATE audit_export_schedules SET running_until = NULL, \
+         covered_until = CASE WHEN $3 AND covered_until = $2 THEN $4 ELSE covered_until END \
+         WHERE tenant_id = $1",
+    )
+    .bind(due.tenant_id)
+    .bind(from)
+    .bind(written.is_ok())
+    .bind(to)
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(true)
 }
