@@ -11,6 +11,11 @@ use crate::error::{Error, Issue, Location};
 /// Largest `offset` accepted: deeper pages should narrow with `from`/`to` instead.
 pub(crate) const MAX_OFFSET: i64 = 1_000_000;
 
+/// The page size of most lists when `limit` is absent, and the largest they take (SPEC §4.5's
+/// for `GET /approvals`, followed by the lists SPEC leaves open).
+pub(crate) const LIST_LIMIT: i64 = 50;
+pub(crate) const LIST_MAX_LIMIT: i64 = 200;
+
 /// The parameters of one request and the issues found reading them.
 #[derive(Debug)]
 pub(crate) struct Query<'a> {
@@ -109,6 +114,13 @@ impl<'a> Query<'a> {
             "must be 1 to 100 lowercase letters, digits or '-', starting with a letter or digit",
         );
         None
+    }
+
+    /// `limit` (1 to `max`, `default` when absent) and `offset` (0 to [`MAX_OFFSET`]).
+    pub(crate) fn page(&mut self, default: i64, max: i64) -> readers::Page {
+        let limit = self.integer("limit", 1, max, default);
+        let offset = self.integer("offset", 0, MAX_OFFSET, 0);
+        readers::Page { limit, offset }
     }
 
     /// `true` or `false`; `default` when absent.

@@ -4,19 +4,14 @@
 //! `limit` (at most 200, default 50), `offset`.
 
 use http::{Response, StatusCode};
-use readers::Page;
 use readers::approvals::{self, Filter};
 use service::http::{Body, response};
 use topics::definitions::Kind;
 
 use crate::auth::Principal;
 use crate::error::Error;
-use crate::query::{MAX_OFFSET, Query};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
 use crate::state::State;
-
-/// Page size when `limit` is absent, and the largest (SPEC §4.5, §8).
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 200;
 
 pub(crate) async fn list(
     state: &State,
@@ -44,8 +39,7 @@ pub(crate) async fn list(
     });
     let mine = query.boolean("mine", false);
     let stale = query.boolean("stale", false);
-    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let filter = Filter {
         open,
@@ -54,6 +48,6 @@ pub(crate) async fn list(
         stale,
     };
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = approvals::list(&state.pool, tenant, &filter, Page { limit, offset }).await?;
+    let page = approvals::list(&state.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -4,17 +4,14 @@
 //! `total` stops counting at 100,000 (`totalIsEstimate`).
 
 use http::{Response, StatusCode};
-use readers::Page;
 use readers::audit::{self, Filter};
 use service::http::{Body, response};
 
 use crate::auth::Principal;
 use crate::error::Error;
-use crate::query::{MAX_OFFSET, Query};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
 use crate::state::State;
 
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 200;
 /// The most `action` values one request names.
 const MAX_ACTIONS: usize = 50;
 /// The longest action or actor given.
@@ -27,11 +24,10 @@ pub(crate) async fn list(
 ) -> Result<Response<Body>, Error> {
     let mut query = Query::parse(raw_query);
     let filter = filter(&mut query);
-    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = audit::list(&state.pool, tenant, &filter, Page { limit, offset }).await?;
+    let page = audit::list(&state.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
 

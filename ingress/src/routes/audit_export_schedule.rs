@@ -6,7 +6,6 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::Page;
 use readers::audit::Format;
 use readers::audit_exports::{self, Schedule};
 use serde::Deserialize;
@@ -17,7 +16,7 @@ use crate::auth::Principal;
 use crate::body;
 use crate::commands::{self, Origin};
 use crate::error::{Error, Location};
-use crate::query::{MAX_OFFSET, Query};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
 use crate::state::State;
 
 /// The longest window a file covers: a week.
@@ -77,10 +76,9 @@ pub(crate) async fn runs(
     raw_query: Option<&str>,
 ) -> Result<Response<Body>, Error> {
     let mut query = Query::parse(raw_query);
-    let limit = query.integer("limit", 1, 200, 50);
-    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = audit_exports::runs(&state.pool, tenant, Page { limit, offset }).await?;
+    let page = audit_exports::runs(&state.pool, tenant, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -8,7 +8,6 @@
 use chrono::Utc;
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::Page;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::cases::{Command, Opening, Outcome, Priority};
@@ -21,11 +20,8 @@ use crate::commands::{self, Origin};
 use crate::comment;
 use crate::error::{Error, Issue, Location};
 use crate::path;
-use crate::query::{MAX_OFFSET, Query};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
 use crate::state::State;
-
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 200;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -146,10 +142,9 @@ pub(crate) async fn list(
             None
         }
     };
-    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = readers::cases::list(&state.pool, tenant, open, Page { limit, offset }).await?;
+    let page = readers::cases::list(&state.pool, tenant, open, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -3,16 +3,12 @@
 //! were first and last seen.
 
 use http::{Response, StatusCode};
-use readers::Page;
 use service::http::{Body, response};
 
 use crate::auth::Principal;
 use crate::error::Error;
-use crate::query::{MAX_OFFSET, Query};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
 use crate::state::State;
-
-const DEFAULT_LIMIT: i64 = 50;
-const MAX_LIMIT: i64 = 200;
 
 pub(crate) async fn list(
     state: &State,
@@ -20,10 +16,9 @@ pub(crate) async fn list(
     raw_query: Option<&str>,
 ) -> Result<Response<Body>, Error> {
     let mut query = Query::parse(raw_query);
-    let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    let offset = query.integer("offset", 0, MAX_OFFSET, 0);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = readers::users::list(&state.pool, tenant, Page { limit, offset }).await?;
+    let page = readers::users::list(&state.pool, tenant, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -167,16 +167,7 @@ fn walk_identified(
     (new, new_ids): (&[Value], &[String]),
     out: &mut Vec<Change>,
 ) {
-    let new_index: HashMap<&str, usize> = new_ids
-        .iter()
-        .enumerate()
-        .map(|(j, id)| (id.as_str(), j))
-        .collect();
-    let old_index: HashMap<&str, usize> = old_ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
+    let (old_index, new_index) = (index_of(old_ids), index_of(new_ids));
     for (i, id) in old_ids.iter().enumerate() {
         if !new_index.contains_key(id.as_str()) {
             out.push(removed(&pointer(path, &i.to_string()), &old[i]));
@@ -205,6 +196,14 @@ fn walk_identified(
         }
         walk(&at, &old[i], &new[j], out);
     }
+}
+
+/// Each id's place in `ids`.
+fn index_of(ids: &[String]) -> HashMap<&str, usize> {
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect()
 }
 
 /// The old indexes of the elements kept in both lists that are not in a longest run kept in
@@ -310,16 +309,7 @@ fn steps(before: &Value, after: &Value) -> Option<Vec<StepChange>> {
     let id_of = |step: &Value| step.get("id").and_then(Value::as_str).map(str::to_owned);
     let old_ids: Vec<String> = old.iter().map(id_of).collect::<Option<_>>()?;
     let new_ids: Vec<String> = new.iter().map(id_of).collect::<Option<_>>()?;
-    let new_index: HashMap<&str, usize> = new_ids
-        .iter()
-        .enumerate()
-        .map(|(j, id)| (id.as_str(), j))
-        .collect();
-    let old_index: HashMap<&str, usize> = old_ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
+    let (old_index, new_index) = (index_of(&old_ids), index_of(&new_ids));
     let moved = moved_elements(&old_ids, &new_index);
     let mut steps = Vec::with_capacity(new.len());
     for (j, id) in new_ids.iter().enumerate() {
