@@ -8,13 +8,16 @@
 //! - A file over 256 MiB fails the run: the upload is abandoned and the run recorded `failed`
 //!   with its error; so is a storage failure. A failed run leaves `coveredUntil` where it was, so
 //!   the next run covers its window again (a shorter `intervalHours` makes the next file
-//!   smaller).
-//! - A worker claims a window with a lease on its schedule (`running_until`, [`LEASE`]), taken
-//!   and given back in short transactions: two workers never write one window at once, and a
-//!   change of the schedule (the apps stage) never waits behind a running export. A worker that
-//!   dies mid-way records nothing; once its lease expires the window is written again, under
-//!   the same key. The window is marked covered only if it still starts where the schedule
-//!   does, so a window is never counted twice.
+//!   smaller); that run waits a turn (`AUDIT_EXPORT_EVERY_SECONDS`), and other tenants' windows
+//!   go first meanwhile.
+//! - A worker claims a window with a lease on its schedule (`lease_id`, `running_until`,
+//!   [`LEASE`]), taken, renewed with each part uploaded and given back in short transactions:
+//!   a change of the schedule (the apps stage) never waits behind a running export. Only the
+//!   lease's holder renews it, gives it back or marks its window covered; a worker that finds
+//!   its lease gone abandons its upload and records nothing. A worker that dies mid-way records
+//!   nothing; once its lease expires the window is written again, under the same key. The
+//!   window is marked covered only if it still starts where the schedule does, so a window is
+//!   never counted twice.
 //! - A worker without object storage (`STORAGE_ENDPOINT`) never starts a run.
 
 use std::time::Duration;
@@ -53,11 +56,12 @@ pub(crate) async fn run(
         client: storage.client(),
         bucket: storage.bucket.clone(),
     };
-    periodic::every(every, every, stop, || async {
-        loop {
-            match export_due(&pool, &store, MAX_FILE_BYTES).await {
-                Ok(true) => {}
-                Ok(false) => break,
+    let turns = stop.clone();
+    periodic::every(every, every, turns, || async {
+        while !stop.is_cancelled() {
+            match export_due(&pool, &store, (MAX_FILE_BYTES, every)).await {
+                Ok(Ran::Written) => {}
+                Ok(Ran::Failed | Ran::NothingDue) => break,
                 Err(error) => {
                     tracing::warn!(%error, "scheduled audit exports not run; next turn");
                     break;
@@ -66,6 +70,16 @@ pub(crate) async fn run(
         }
     })
     .await;
+}
+
+/// What a look for a due window came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ran {
+    /// A window was written; another may be due.
+    Written,
+    /// A window failed (recorded); it waits a turn.
+    Failed,
+    NothingDue,
 }
 
 /// The bucket files go to.
@@ -95,10 +109,11 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
              ORDER BY covered_until LIMIT 1 FOR UPDATE SKIP LOCKED) \
          RETURNING tenant_id, interval_hours, format, covered_until"
     )))
+    .bind(lease)
     .fetch_optional(pool)
     .await?;
     let Some(due) = due else {
-        return Ok(false);
+        return Ok(Ran::NothingDue);
     };
     let format = Format::parse(&due.format)
         .ok_or_else(|| Error::Invalid(format!("an export format {:?}", due.format)))?;
@@ -119,7 +134,16 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
         ..Filter::default()
     };
     let pages = Pages::new(readers::Tenant::new(due.tenant_id), filter);
-    let written = write_file(pool, store, &key, pages, format, max_bytes).await;
+    let held = Held {
+        pool,
+        tenant: due.tenant_id,
+        lease,
+    };
+    let written = write_file(&held, store, &key, pages, (format, max_bytes)).await;
+    if matches!(&written, Err(failure) if failure.lost) {
+        tracing::warn!(tenant = %due.tenant_id, "an audit export's lease was taken over; dropped");
+        return Ok(Ran::Failed);
+    }
     let (status, rows, bytes, error) = match &written {
         Ok((rows, bytes)) => ("succeeded", *rows, *bytes, None),
         Err(failure) => (
@@ -130,6 +154,18 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
         ),
     };
     let mut tx = pool.begin().await?;
+    // Ours still, or the run is not ours to record.
+    let ours: Option<Uuid> = sqlx::query_scalar(
+        "SELECT tenant_id FROM audit_export_schedules WHERE tenant_id = $1 AND lease_id = $2 \
+         FOR UPDATE",
+    )
+    .bind(due.tenant_id)
+    .bind(lease)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if ours.is_none() {
+        return Ok(Ran::Failed);
+    }
     sqlx::query(
         "INSERT INTO audit_export_runs (id, tenant_id, window_from, window_to, format, status, \
          rows, bytes, object_key, error, started_at, finished_at) \
@@ -151,8 +187,11 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
     if error.is_some() {
         tracing::warn!(tenant = %due.tenant_id, error, "a scheduled audit export failed");
     }
+    // A written window gives the lease back; a failed one keeps it for a turn, so the window
+    // is not tried again at once (and the other tenants' windows go first).
     sqlx::query(
-        "UPDATE audit_export_schedules SET running_until = NULL, \
+        "UPDATE audit_export_schedules SET lease_id = NULL, \
+         running_until = CASE WHEN $3 THEN NULL ELSE now() + make_interval(secs => $5) END, \
          covered_until = CASE WHEN $3 AND covered_until = $2 THEN $4 ELSE covered_until END \
          WHERE tenant_id = $1",
     )
@@ -160,10 +199,37 @@ async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bo
     .bind(from)
     .bind(written.is_ok())
     .bind(to)
+    .bind(every.as_secs_f64())
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok(true)
+    Ok(if written.is_ok() {
+        Ran::Written
+    } else {
+        Ran::Failed
+    })
+}
+
+/// A claimed window's lease, as its holder renews it.
+struct Held<'a> {
+    pool: &'a PgPool,
+    tenant: Uuid,
+    lease: Uuid,
+}
+
+impl Held<'_> {
+    /// Renews the lease; `false` when it is no longer ours.
+    async fn renew(&self) -> bool {
+        let renewed = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}' \
+             WHERE tenant_id = $1 AND lease_id = $2"
+        )))
+        .bind(self.tenant)
+        .bind(self.lease)
+        .execute(self.pool)
+        .await;
+        matches!(renewed, Ok(done) if done.rows_affected() == 1)
+    }
 }
 
 /// Why a file was not written, and how far it got.
@@ -172,17 +238,18 @@ struct Failure {
     reason: String,
     rows: i64,
     bytes: i64,
+    /// The lease was taken over: nothing of this run is recorded.
+    lost: bool,
 }
 
 /// Writes every page to `key`: one object when it fits a part, else a multipart upload,
 /// abandoned once past `max_bytes`. Answers the rows and bytes written.
 async fn write_file(
-    pool: &PgPool,
+    held: &Held<'_>,
     store: &Store,
     key: &str,
     mut pages: Pages,
-    format: Format,
-    max_bytes: usize,
+    (format, max_bytes): (Format, usize),
 ) -> Result<(i64, i64), Failure> {
     let mut encoder = Encoder::new(format);
     let mut upload = Upload::new(store, key);
@@ -191,9 +258,10 @@ async fn write_file(
         reason,
         rows,
         bytes: bytes as i64,
+        lost: false,
     };
     loop {
-        let page = match pages.next(pool).await {
+        let page = match pages.next(held.pool).await {
             Ok(Some(page)) => page,
             Ok(None) => break,
             Err(error) => {
@@ -211,9 +279,22 @@ async fn write_file(
             let reason = format!("the file is over {} MiB", max_bytes / (1024 * 1024));
             return Err(failed(reason, rows, bytes));
         }
-        if let Err(reason) = upload.add(encoder.take()).await {
-            upload.abandon().await;
-            return Err(failed(reason, rows, bytes));
+        match upload.add(encoder.take()).await {
+            Ok(false) => {}
+            // A part went up: the lease is renewed, or found lost.
+            Ok(true) if held.renew().await => {}
+            Ok(true) => {
+                upload.abandon().await;
+                let lost = "the lease was taken over".to_owned();
+                return Err(Failure {
+                    lost: true,
+                    ..failed(lost, rows, bytes)
+                });
+            }
+            Err(reason) => {
+                upload.abandon().await;
+                return Err(failed(reason, rows, bytes));
+            }
         }
     }
     if let Err(reason) = upload.finish(encoder.take()).await {
@@ -242,14 +323,17 @@ impl<'s> Upload<'s> {
         }
     }
 
-    async fn add(&mut self, bytes: Vec<u8>) -> Result<(), String> {
+    /// Adds `bytes`; answers whether a part went up.
+    async fn add(&mut self, bytes: Vec<u8>) -> Result<bool, String> {
         self.buffer.extend_from_slice(&bytes);
+        let mut uploaded = false;
         while self.buffer.len() >= PART_BYTES {
             let rest = self.buffer.split_off(PART_BYTES);
             let part = std::mem::replace(&mut self.buffer, rest);
             self.upload_part(part).await?;
+            uploaded = true;
         }
-        Ok(())
+        Ok(uploaded)
     }
 
     async fn upload_part(&mut self, part: Vec<u8>) -> Result<(), String> {

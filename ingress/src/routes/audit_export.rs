@@ -5,6 +5,8 @@
 //! of about 64 KiB, a few ahead of the client: the process holds a page and a few chunks, not
 //! the export. Rows are counted in `svc.audit.export.rows`.
 //!
+//! Without `to`, an export ends at the moment it started.
+//!
 //! At most [`EXPORTS_AT_ONCE`] exports run in a process (beyond: 503 `overloaded` with
 //! `Retry-After`); a client that takes nothing for [`STALLED`] is dropped. A read that fails
 //! mid-way ends the body without its final chunk, so the client sees a broken transfer rather
@@ -59,6 +61,12 @@ pub(crate) async fn export(
         }),
     };
     query.finish()?;
+    // An export without an end ends where it started: events written while it runs are the
+    // next export's, or a busy tenant's export might never end.
+    let filter = Filter {
+        to: filter.to.or_else(|| Some(chrono::Utc::now())),
+        ..filter
+    };
     let Ok(permit) = state.audit_exports.clone().try_acquire_owned() else {
         return Err(Error::Overloaded {
             retry_after_seconds: 30,
@@ -114,7 +122,7 @@ impl Export {
                 Err(error) => {
                     tracing::error!(%error, "an audit export failed while reading");
                     let broken = std::io::Error::other("the export failed while reading");
-                    let _ = sender.send(Err(broken)).await;
+                    let _ = tokio::time::timeout(STALLED, sender.send(Err(broken))).await;
                     return;
                 }
             };
