@@ -98,10 +98,17 @@ struct Due {
     covered_until: DateTime<Utc>,
 }
 
-/// Writes one due window, if any, and records its run; `false` when none was due.
-async fn export_due(pool: &PgPool, store: &Store, max_bytes: usize) -> Result<bool, Error> {
+/// Writes one due window, if any, and records its run. A failed window's schedule rests for
+/// `every` before it is claimed again.
+async fn export_due(
+    pool: &PgPool,
+    store: &Store,
+    (max_bytes, every): (usize, Duration),
+) -> Result<Ran, Error> {
+    let lease = Uuid::now_v7();
     let due: Option<Due> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}' \
+        "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}', \
+             lease_id = $1 \
          WHERE tenant_id = (SELECT tenant_id FROM audit_export_schedules \
              WHERE enabled AND covered_until + make_interval(hours => interval_hours) \
                    + interval '5 minutes' <= now() \
