@@ -12,7 +12,6 @@
 
 mod audit;
 mod audit_exports;
-mod callback_counts;
 mod cli;
 mod config;
 mod error;
@@ -21,6 +20,7 @@ mod health;
 mod health_minutes;
 mod history_changes;
 mod inbox;
+mod kept_counts;
 mod outbox;
 mod partitions;
 mod periodic;

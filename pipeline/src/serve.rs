@@ -29,7 +29,7 @@ use crate::stages::{
 };
 use crate::timers;
 use crate::workers::Workers;
-use crate::{audit_exports, callback_counts, gauges, health_minutes, partitions};
+use crate::{audit_exports, gauges, health_minutes, kept_counts, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -112,7 +112,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         (config.storage.clone(), config.audit_export_every),
         stop.clone(),
     ));
-    let counts = tokio::spawn(callback_counts::maintain(pool.clone(), stop.clone()));
+    let counts = tokio::spawn(kept_counts::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
         readiness: readiness(pool, redis, producer.clone()),

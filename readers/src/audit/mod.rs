@@ -1,7 +1,7 @@
 //! The audit log (SPEC §6.1; README "The audit log"): a page of the tenant's recorded actions,
 //! newest first, filtered by action, actor and an inclusive time window, with a total capped
 //! like the invocation history's; and the same rows oldest first in [`Pages`], for exports,
-//! written by an [`Encoder`] in one of the export [`Format`]s.
+//! written by an [`Encoder`] in one of the export [`Format`]s. The total is [`total`]'s.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -10,6 +10,8 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};
+
+mod total;
 
 /// One recorded action.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
@@ -70,15 +72,9 @@ pub async fn list(
         .push(" ORDER BY occurred_at DESC, id DESC LIMIT ")
         .push_bind(page.limit);
     select.push(" OFFSET ").push_bind(page.offset);
-    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM ");
-    push_source(&mut count, tenant, filter, crate::page::COUNT_CAP + 1);
-    count
-        .push(" LIMIT ")
-        .push_bind(crate::page::COUNT_CAP + 1)
-        .push(") AS capped");
     let (items, counted) = tokio::try_join!(
         select.build_query_as().fetch_all(pool),
-        count.build_query_scalar::<i64>().fetch_one(pool),
+        total::of(pool, tenant, filter),
     )?;
     Ok(ListPage::capped(items, counted))
 }
