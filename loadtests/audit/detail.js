@@ -1,14 +1,21 @@
-// GET /approvals/:id for one request whose diff is of a 200-step workflow (loadtests/audit/run).
+// GET /approvals/:id (loadtests/audit/run): with PLAN, a JSON file of [{token, approval}], a
+// random request of the plan each time (many tenants, workflows of many sizes); else the one
+// request TOKEN and APPROVAL name, repeated (the 200-step diff).
 //
-//   TARGET, TOKEN, APPROVAL; VUS, DURATION; RATE or none (saturation): see ../list_pages.js
+//   TARGET, PLAN or TOKEN and APPROVAL; VUS, DURATION; RATE or none (saturation): see
+//   ../list_pages.js
 import http from 'k6/http';
 import { check } from 'k6';
-import { options } from '../list_pages.js';
+import { options, pick } from '../list_pages.js';
 
 export { options };
 
+const plan = __ENV.PLAN ? JSON.parse(open(__ENV.PLAN))
+  : [{ token: __ENV.TOKEN, approval: __ENV.APPROVAL }];
+
 export default function () {
-  const response = http.get(`${__ENV.TARGET}/approvals/${__ENV.APPROVAL}`,
-    { headers: { Authorization: `Bearer ${__ENV.TOKEN}` }, tags: { name: 'detail' } });
+  const request = pick(plan);
+  const response = http.get(`${__ENV.TARGET}/approvals/${request.approval}`,
+    { headers: { Authorization: `Bearer ${request.token}` }, tags: { name: 'detail' } });
   check(response, { 'status is 200': (r) => r.status === 200 });
 }

@@ -1,9 +1,14 @@
-"""Two versions of a 200-step workflow, as an approver would review them (loadtests/audit/run):
-the second moves 10 steps, changes 20, adds 5 and removes 5. Prints both as JSON lines."""
+"""Two versions of a workflow of STEPS steps (default 200), as an approver would review them
+(loadtests/audit/run): the second moves, changes, adds and removes steps in proportion (for 200
+steps: moves 10, changes 20, adds 5, removes 5). Prints both as JSON lines.
+
+  python3 workflows.py [STEPS] [SEED]"""
 import json
 import random
+import sys
 
-random.seed(28)
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+random.seed(int(sys.argv[2]) if len(sys.argv) > 2 else 28)
 
 
 def step(i):
@@ -16,19 +21,19 @@ def step(i):
             "outputKey": f"o{i}"}
 
 
-v1 = [step(i) for i in range(200)]
+v1 = [step(i) for i in range(steps)]
 v2 = [dict(s) for s in v1]
-for s in random.sample(v2, 20):
+for s in random.sample(v2, max(1, steps // 10)):
     if s["type"] == "call_app":
         s["input"] = {"depth": 9, "country": "FR"}
     else:
         s["rules"] = [{"type": "field", "path": s["rules"][0]["path"], "failWhen": {"op": "gt", "value": 1}}]
-for s in random.sample(v2, 5):
+for s in random.sample(v2, max(1, steps // 40)):
     v2.remove(s)
-for _ in range(10):
+for _ in range(max(1, steps // 20)):
     s = v2.pop(random.randrange(len(v2)))
     v2.insert(random.randrange(len(v2)), s)
-for i in range(200, 205):
+for i in range(steps, steps + max(1, steps // 40)):
     v2.insert(random.randrange(len(v2)), step(i))
 print(json.dumps({"steps": v1}))
 print(json.dumps({"steps": v2}))
