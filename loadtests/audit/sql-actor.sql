@@ -14,4 +14,4 @@ SELECT tenant_id AS t, actors[:k::int] AS actor, (ARRAY['app.callback.received',
        now() - make_interval(secs => :end::int) AS wto
 FROM audit_bench_tenants WHERE n = :n::int \gset
 SELECT id, occurred_at, action, actor_type, actor_id, actor_name, subject_type, subject_id, payload, request_id FROM (SELECT * FROM audit_events WHERE tenant_id = :t::uuid AND actor_id = :actor) AS events ORDER BY occurred_at DESC, id DESC LIMIT 50 OFFSET :off::int;
-SELECT count(*) FROM (SELECT 1 FROM (SELECT * FROM audit_events WHERE tenant_id = :t::uuid AND actor_id = :actor) AS events LIMIT 100001) AS capped;
+SELECT coalesce(sum(events), 0)::bigint FROM (SELECT events FROM audit_event_counts WHERE tenant_id = :t::uuid AND actor_id = :actor UNION ALL SELECT events FROM audit_event_count_changes WHERE tenant_id = :t::uuid AND actor_id = :actor) AS kept;

@@ -46,8 +46,8 @@ async fn fold(pool: &PgPool) {
         .expect("fold");
 }
 
-/// Every shape of filter: none, each action, two, one absent, an actor, a window, and those
-/// mixed.
+/// Every shape of filter: none, each action, two, one absent, an actor, one absent, a window,
+/// and those mixed.
 fn filters() -> Vec<Filter> {
     let window = (
         Some(Utc::now() - Duration::minutes(40)),
@@ -67,16 +67,23 @@ fn filters() -> Vec<Filter> {
             ..Filter::default()
         });
         all.push(Filter {
+            actions: actions.clone(),
+            actor: Some("user-1".into()),
+            ..Filter::default()
+        });
+        all.push(Filter {
             actions,
             actor: Some("user-1".into()),
             from: window.0,
             to: None,
         });
     }
-    all.push(Filter {
-        actor: Some("user-0".into()),
-        ..Filter::default()
-    });
+    for actor in ["user-0", "nobody"] {
+        all.push(Filter {
+            actor: Some(actor.into()),
+            ..Filter::default()
+        });
+    }
     all.push(Filter {
         from: window.0,
         to: window.1,
