@@ -235,8 +235,8 @@ async fn counts_that_drifted_are_counted_again_by_the_rebuild() {
 
     // What a write that bypassed the triggers leaves: counts that are wrong.
     sqlx::query(
-        "INSERT INTO audit_event_count_changes (tenant_id, action, events) \
-         VALUES ($1, 'app.installed', 5)",
+        "INSERT INTO audit_event_count_changes (tenant_id, action, actor_id, events) \
+         VALUES ($1, 'app.installed', 'user-0', 5)",
     )
     .bind(tenant)
     .execute(&pool)
