@@ -12,6 +12,7 @@ use topics::definitions::{Step, StepRun, Workflow};
 use uuid::Uuid;
 
 use super::call::Calls;
+use super::evaluation::{self, Evaluation};
 use super::steps::{self, StepOutcome};
 use crate::Error;
 
@@ -21,6 +22,7 @@ pub(crate) struct RunRow {
     pub(crate) id: Uuid,
     pub(crate) tenant_id: Uuid,
     pub(crate) definition_key: String,
+    pub(crate) definition_version: i32,
     pub(crate) subject_id: Option<Uuid>,
     pub(crate) status: String,
     pub(crate) context: Value,
@@ -67,7 +69,11 @@ pub(crate) async fn run(
             tracing::Instrument::instrument(steps::run(calls, &run, step, request_id), span)
                 .await?;
         match outcome {
-            StepOutcome::Done(output) => finish_step(&calls.pool, &run, step, output).await?,
+            StepOutcome::Done(output) => finish_step(&calls.pool, &run, step, output, None).await?,
+            StepOutcome::Evaluated(evaluation) => {
+                let output = evaluation.output.clone();
+                finish_step(&calls.pool, &run, step, output, Some(&evaluation)).await?;
+            }
             StepOutcome::Waiting => return Ok(()),
             StepOutcome::Pending { external_id } => {
                 return wait_for_callback(&calls.pool, &run, step, &external_id).await;
@@ -115,7 +121,7 @@ fn external_id_key(step: &Step) -> String {
 
 async fn load(pool: &PgPool, tenant: Uuid, id: Uuid) -> Result<Option<RunRow>, Error> {
     Ok(sqlx::query_as(
-        "SELECT r.id, r.tenant_id, r.definition_key, r.subject_id, r.status, r.context, \
+        "SELECT r.id, r.tenant_id, r.definition_key, r.definition_version, r.subject_id, r.status, r.context, \
          r.position, d.body \
          FROM workflow_runs r JOIN definition_versions d ON d.tenant_id = r.tenant_id \
            AND d.kind = 'workflow' AND d.key = r.definition_key \
@@ -142,11 +148,22 @@ async fn begin_step(pool: &PgPool, run: &RunRow, step: &Step) -> Result<(), Erro
     Ok(())
 }
 
-/// The step's output goes into the context and the run moves to the next step.
-async fn finish_step(pool: &PgPool, run: &RunRow, step: &Step, output: Value) -> Result<(), Error> {
+/// The step's output goes into the context and the run moves to the next step; a rule set's
+/// evaluation is recorded with the move, or not at all when the run moved on meanwhile.
+async fn finish_step(
+    pool: &PgPool,
+    run: &RunRow,
+    step: &Step,
+    output: Value,
+    evaluation: Option<&Evaluation>,
+) -> Result<(), Error> {
     let mut tx = pool.begin().await?;
-    move_on(&mut tx, run, step, output).await?;
-    tx.commit().await?;
+    if move_on(&mut tx, run, step, output).await? {
+        if let Some(evaluation) = evaluation {
+            evaluation::record(&mut tx, run, step, evaluation).await?;
+        }
+        tx.commit().await?;
+    }
     Ok(())
 }
 

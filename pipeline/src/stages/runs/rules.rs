@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use topics::definitions::{Condition, Op};
+use topics::definitions::{Condition, Op, Rule};
 
 use super::input_mapping::resolve;
 
@@ -69,6 +69,15 @@ fn equal(a: &Value, b: &Value) -> bool {
         (Some(a), Some(b)) => a == b,
         _ => a == b,
     }
+}
+
+/// An inline rule's id: its own, else its index in the set.
+pub(crate) fn rule_id(rule: &Rule, index: usize) -> String {
+    let id = match rule {
+        Rule::App(rule) => rule.id.clone(),
+        Rule::Field(rule) => rule.id.clone(),
+    };
+    id.unwrap_or_else(|| index.to_string())
 }
 
 /// A rule set's outcome from its rules'.
