@@ -88,6 +88,9 @@ pub(crate) enum ApiRoute {
     ListCases,
     GetCase,
     DecideCase,
+    StartBacktest,
+    ListBacktests,
+    GetBacktest,
     Activity,
     AuditEvents,
     ExportAuditEvents,
@@ -149,6 +152,9 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::ListCases),
         PublicRoute::Api(ApiRoute::GetCase),
         PublicRoute::Api(ApiRoute::DecideCase),
+        PublicRoute::Api(ApiRoute::StartBacktest),
+        PublicRoute::Api(ApiRoute::ListBacktests),
+        PublicRoute::Api(ApiRoute::GetBacktest),
         PublicRoute::Api(ApiRoute::Activity),
         PublicRoute::Api(ApiRoute::AuditEvents),
         PublicRoute::Api(ApiRoute::ExportAuditEvents),
@@ -206,6 +212,8 @@ impl ApiRoute {
             | ApiRoute::ListUsers
             | ApiRoute::ListCases
             | ApiRoute::GetCase
+            | ApiRoute::ListBacktests
+            | ApiRoute::GetBacktest
             | ApiRoute::Activity
             | ApiRoute::AuditEvents
             | ApiRoute::ExportAuditEvents
@@ -230,6 +238,7 @@ impl ApiRoute {
             | ApiRoute::CommentOnRequest
             | ApiRoute::OpenCase
             | ApiRoute::DecideCase
+            | ApiRoute::StartBacktest
             | ApiRoute::StartRun
             | ApiRoute::CancelRun
             | ApiRoute::AddDocument
@@ -276,6 +285,8 @@ impl ApiRoute {
             ApiRoute::ListUsers => "/users",
             ApiRoute::OpenCase | ApiRoute::ListCases => "/cases",
             ApiRoute::GetCase => "/cases/{id}",
+            ApiRoute::StartBacktest | ApiRoute::ListBacktests => "/backtests",
+            ApiRoute::GetBacktest => "/backtests/{id}",
             ApiRoute::DecideCase => "/cases/{id}/decide",
             ApiRoute::Activity => "/activity",
             ApiRoute::AuditEvents => "/audit-events",
@@ -342,6 +353,8 @@ impl ApiRoute {
             ApiRoute::ListUsers => Permission::UsersRead,
             ApiRoute::ListCases | ApiRoute::GetCase => Permission::CasesRead,
             ApiRoute::OpenCase | ApiRoute::DecideCase => Permission::CasesWrite,
+            ApiRoute::ListBacktests | ApiRoute::GetBacktest => Permission::BacktestsRead,
+            ApiRoute::StartBacktest => Permission::BacktestsRun,
             ApiRoute::GetRun => Permission::RunsRead,
             ApiRoute::StartRun | ApiRoute::CancelRun => Permission::RunsWrite,
             ApiRoute::ListDocuments | ApiRoute::GetDocument => Permission::DocumentsRead,
@@ -727,6 +740,11 @@ async fn authorised(
         ApiRoute::OpenCase => Box::pin(routes::cases::open(state, origin, (&parts, body))),
         ApiRoute::ListCases => Box::pin(routes::cases::list(state, principal, query)),
         ApiRoute::GetCase => Box::pin(routes::cases::get(state, principal, id)),
+        ApiRoute::StartBacktest => {
+            Box::pin(routes::backtests::start(state, origin, (&parts, body)))
+        }
+        ApiRoute::ListBacktests => Box::pin(routes::backtests::list(state, principal, query)),
+        ApiRoute::GetBacktest => Box::pin(routes::backtests::get(state, principal, id)),
         ApiRoute::DecideCase => Box::pin(routes::cases::decide(state, origin, (&parts, body), id)),
         ApiRoute::Activity => Box::pin(routes::activity::list(state, principal, query)),
         ApiRoute::AuditEvents => Box::pin(routes::audit_events::list(state, principal, query)),

@@ -1,9 +1,12 @@
 //! The command lines of the crate's two binaries: `pipeline` runs the worker (`serve`, the
-//! default); `seed-history` writes a realistic invocation history for benchmarks and trials.
+//! default) or measures a backtest's floor (`replay-floor`); `seed-history` writes a realistic
+//! invocation history for benchmarks and trials.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use topics::backtests::{Sample, Target};
 
 use crate::seed_history;
 
@@ -18,6 +21,28 @@ struct Worker {
 enum WorkerCommand {
     /// Consume the command topics and apply them (the default).
     Serve,
+    /// Replay a version over a backtest's sample in-process, as fast as it goes, and print the
+    /// rate as JSON: the floor the backtest benchmark sets the job against.
+    ReplayFloor {
+        #[arg(long)]
+        tenant: uuid::Uuid,
+        /// `rule`, `rule_set` or `workflow`.
+        #[arg(long)]
+        kind: String,
+        #[arg(long)]
+        key: String,
+        #[arg(long)]
+        version: i32,
+        #[arg(long, default_value_t = 30)]
+        last_days: i32,
+        #[arg(long, default_value_t = 1000)]
+        limit: i32,
+        /// Replays of the sample; the fastest is reported.
+        #[arg(long, default_value_t = 5)]
+        rounds: u32,
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+        database_url: String,
+    },
 }
 
 /// Write a realistic invocation history: tenants, apps, workflow runs (with their
@@ -56,6 +81,33 @@ struct SeedHistory {
 pub fn main() -> ExitCode {
     match Worker::parse().command.unwrap_or(WorkerCommand::Serve) {
         WorkerCommand::Serve => crate::serve::main(),
+        WorkerCommand::ReplayFloor {
+            tenant,
+            kind,
+            key,
+            version,
+            last_days,
+            limit,
+            rounds,
+            database_url,
+        } => {
+            let target = match kind.as_str() {
+                "rule" => Target::Rule { key, version },
+                "rule_set" => Target::RuleSet { key, version },
+                "workflow" => Target::Workflow { key, version },
+                _ => {
+                    eprintln!("replay-floor: --kind is rule, rule_set or workflow");
+                    return ExitCode::FAILURE;
+                }
+            };
+            crate::backtests::floor_main(crate::backtests::FloorOptions {
+                database_url,
+                tenant,
+                target,
+                sample: Sample { last_days, limit },
+                rounds,
+            })
+        }
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) struct Config {
     pub(crate) storage: Option<service::storage::StorageConfig>,
     /// `AUDIT_EXPORT_EVERY_SECONDS`: how often due export windows are looked for.
     pub(crate) audit_export_every: std::time::Duration,
+    /// `BACKTEST_PACE_MS`: a pause after every hundred evaluations a backtest replays (0: none).
+    pub(crate) backtest_pace: std::time::Duration,
 }
 
 impl Config {
@@ -59,6 +61,7 @@ impl Config {
         let storage = service::storage::StorageConfig::read(env);
         let audit_export_every =
             std::time::Duration::from_secs(env.parsed("AUDIT_EXPORT_EVERY_SECONDS", 60u64).max(1));
+        let backtest_pace = std::time::Duration::from_millis(env.parsed("BACKTEST_PACE_MS", 0u64));
         Self {
             database_url,
             database_pool_size,
@@ -72,6 +75,7 @@ impl Config {
             webhook_public_url,
             storage,
             audit_export_every,
+            backtest_pace,
         }
     }
 }

@@ -12,6 +12,7 @@
 
 mod audit;
 mod audit_exports;
+mod backtests;
 mod cli;
 mod config;
 mod error;
@@ -36,5 +37,6 @@ pub use cli::{main, seed_history_main};
 pub use error::Error;
 pub use replies::Replies;
 pub use stage::{AnswerOf, Applied, Decoded, Stage, StageHandler};
+pub use stages::backtests::BacktestsStage;
 pub use stages::callbacks::CallbacksStage;
 pub use stages::installs::InstallsStage;

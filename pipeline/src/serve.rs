@@ -17,6 +17,7 @@ use crate::health::{Health, serve_health};
 use crate::history_changes::HistoryChanges;
 use crate::outbox::Relay;
 use crate::replies::Replies;
+use crate::stages::backtests::BacktestsStage;
 use crate::stages::callbacks::CallbacksStage;
 use crate::stages::cases::CasesStage;
 use crate::stages::cases::timers::CaseTimers;
@@ -89,6 +90,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(CircuitsStage),
         consuming.spawn(CallbacksStage),
         consuming.spawn(CasesStage),
+        consuming.spawn(BacktestsStage::new(pool.clone(), config.backtest_pace)),
     ];
     let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),

@@ -9,6 +9,7 @@ pub mod approvals;
 pub mod apps;
 pub mod audit;
 pub mod audit_exports;
+pub mod backtests;
 pub mod callbacks;
 pub mod cases;
 pub mod definitions;

@@ -25,6 +25,8 @@ pub enum TopicKey {
     CallbackSession,
     /// The case.
     Case,
+    /// The backtest.
+    Backtest,
     /// The tenant (`platform` for the platform's own).
     Tenant,
     /// The message's original key, kept when dead-lettered.
@@ -74,6 +76,13 @@ pub const CASES: Topic = Topic {
     partitions: 2,
     key: TopicKey::Case,
     carries: "cases opened and decided, and their SLA deadlines passing",
+};
+
+pub const BACKTESTS: Topic = Topic {
+    name: "backtests.commands",
+    partitions: 2,
+    key: TopicKey::Backtest,
+    carries: "backtests requested (each then run by one pipeline worker under a lease)",
 };
 
 pub const DOCUMENTS: Topic = Topic {
@@ -128,6 +137,7 @@ pub const ALL: &[Topic] = &[
     DEFINITIONS,
     RUNS,
     CASES,
+    BACKTESTS,
     DOCUMENTS,
     CALLBACKS,
     CIRCUITS,

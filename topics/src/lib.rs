@@ -1,14 +1,15 @@
 //! The wire contract between ingress and the pipeline stages: the topic [`catalogue`], the
-//! [`cluster`] it lives on, the
-//! [`envelope`] every command and event travels in, the typed commands of each topic
-//! ([`apps`], [`installs`], [`definitions`], [`runs`], [`circuits`], [`documents`], the vendor
-//! events of [`callbacks`]), how a secret value travels ([`sealed`]), the token that lets an app
-//! call read documents ([`call_token`]), the [`producer`] (`acks=all`, idempotent), topic
-//! creation ([`admin`]), the [`reply`] every command gets, and the [`consumer`] loop that stores
-//! a Kafka offset only after the handler's effect is committed, in order per partition.
+//! [`cluster`] it lives on, the [`envelope`] every command and event travels in, the typed
+//! commands of each topic ([`apps`], [`installs`], [`definitions`], [`runs`], [`cases`],
+//! [`backtests`], [`circuits`], [`documents`], the vendor events of [`callbacks`]), how a secret
+//! value travels ([`sealed`]), the token that lets an app call read documents ([`call_token`]),
+//! the [`producer`] (`acks=all`, idempotent), topic creation ([`admin`]), the [`reply`] every
+//! command gets, and the [`consumer`] loop that stores a Kafka offset only after the handler's
+//! effect is committed, in order per partition.
 
 pub mod admin;
 pub mod apps;
+pub mod backtests;
 pub mod call_token;
 pub mod callbacks;
 pub mod cases;

@@ -40,10 +40,14 @@ pub enum Permission {
     /// Setting the tenant's scheduled audit export (not named by SPEC; README "The audit
     /// log"). Admins.
     AuditExport = 1 << 17,
+    /// Reading backtests (not named by SPEC; README "Backtests"). Admins and analysts.
+    BacktestsRead = 1 << 18,
+    /// Starting backtests (not named by SPEC; README "Backtests"). Admins and analysts.
+    BacktestsRun = 1 << 19,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 18] = [
+    pub const ALL: [Permission; 20] = [
         Permission::AppsRead,
         Permission::AppsWrite,
         Permission::AppsPublish,
@@ -62,6 +66,8 @@ impl Permission {
         Permission::CasesRead,
         Permission::CasesWrite,
         Permission::AuditExport,
+        Permission::BacktestsRead,
+        Permission::BacktestsRun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -84,6 +90,8 @@ impl Permission {
             Permission::CasesRead => "cases:read",
             Permission::CasesWrite => "cases:write",
             Permission::AuditExport => "audit:export",
+            Permission::BacktestsRead => "backtests:read",
+            Permission::BacktestsRun => "backtests:run",
         }
     }
 
@@ -94,13 +102,15 @@ impl Permission {
     }
 }
 
-/// What analysts hold: reads, and working cases.
-const ANALYST_GRANTS: [Permission; 5] = [
+/// What analysts hold: reads, working cases, and backtests.
+const ANALYST_GRANTS: [Permission; 7] = [
     Permission::AppsRead,
     Permission::RunsRead,
     Permission::DocumentsRead,
     Permission::CasesRead,
     Permission::CasesWrite,
+    Permission::BacktestsRead,
+    Permission::BacktestsRun,
 ];
 
 /// A role of the `roles` claim.
@@ -129,7 +139,7 @@ impl Role {
     }
 
     /// Admins hold every permission named here; analysts read apps (SPEC §5), runs and
-    /// documents, and work cases.
+    /// documents, work cases, and run backtests.
     pub fn grants(self) -> PermissionSet {
         match self {
             Role::Admin => Permission::ALL.into_iter().collect(),
@@ -171,7 +181,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn admins_hold_everything_analysts_read_apps_runs_and_documents_and_work_cases() {
+    fn admins_hold_everything_analysts_read_apps_runs_and_documents_work_cases_and_backtest() {
         let admin = Role::Admin.grants();
         assert!(Permission::ALL.iter().all(|p| admin.contains(*p)));
         let analyst = Role::Analyst.grants();
@@ -181,6 +191,8 @@ mod tests {
             Permission::DocumentsRead,
             Permission::CasesRead,
             Permission::CasesWrite,
+            Permission::BacktestsRead,
+            Permission::BacktestsRun,
         ];
         assert!(reads.iter().all(|p| analyst.contains(*p)));
         for p in Permission::ALL.into_iter().filter(|p| !reads.contains(p)) {

@@ -1,7 +1,7 @@
 //! `GET /approvals/:id` (SPEC §2.6, §4.6): what an approver reads before deciding. The request;
 //! the requested version in full; the key's published version; the diff (from the published
 //! version, or from the previous one when the requested version is itself published or nothing
-//! is); the latest completed backtest (none exist yet: `null`); what the version names
+//! is); the latest completed backtest of the version (README "Backtests"); what the version names
 //! (`dependencies`, each definition with its published version, each app with the actions it
 //! calls); the published definitions that name the key (`usage`); who may approve
 //! (`approvers`, from the user directory, the requester marked under four-eyes); and the
@@ -13,6 +13,7 @@ use readers::approvals::approvers::{self, Approver};
 use readers::approvals::diff::{self, Diff};
 use readers::approvals::usage::{self, Reference};
 use readers::approvals::{self, ApprovalRequest, Comment};
+use readers::backtests::{self, Backtest};
 use readers::definitions::{self, Version};
 use serde::Serialize;
 use service::http::{Body, response};
@@ -31,7 +32,7 @@ struct Detail {
     definition: Version,
     published_version: Option<i32>,
     diff: Option<Diff>,
-    backtest: Option<serde_json::Value>,
+    backtest: Option<Backtest>,
     dependencies: Vec<Reference>,
     usage: Vec<Reference>,
     approvers: Vec<Approver>,
@@ -69,6 +70,8 @@ pub(crate) async fn get(
     let holders = readers::users::holding(&mut *connection, tenant, approve).await?;
     let settings = readers::approval_settings::get(&mut *connection, tenant).await?;
     let discussion = approvals::comments(&mut *connection, tenant, id).await?;
+    let backtest =
+        backtests::latest_completed(&mut *connection, tenant, (kind, key, version)).await?;
     drop(connection);
     let definition = definition.ok_or_else(|| {
         Error::Internal(format!("approval {id} names a version that is not there"))
@@ -92,7 +95,7 @@ pub(crate) async fn get(
         published_version,
         approval,
         diff,
-        backtest: None,
+        backtest,
         dependencies,
         usage,
         discussion,

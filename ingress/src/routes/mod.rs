@@ -21,6 +21,7 @@ pub(crate) mod apps_health;
 pub(crate) mod audit_events;
 pub(crate) mod audit_export;
 pub(crate) mod audit_export_schedule;
+pub(crate) mod backtests;
 pub(crate) mod cases;
 pub(crate) mod collection_submissions;
 pub(crate) mod definitions;

@@ -11,6 +11,7 @@ mod apps;
 mod audit_events;
 mod audit_exports;
 mod auth;
+mod backtests;
 mod broker_loss;
 mod cases;
 mod definitions;

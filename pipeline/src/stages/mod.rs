@@ -3,11 +3,12 @@
 //! their secrets, test-call audits), [`definitions`] (versions of workflows and rules,
 //! publishing), [`runs`] (workflow runs and their app calls), [`callbacks`] (vendor webhook
 //! events settling the runs' callback sessions), [`circuits`] (each app's circuit, moved by its
-//! calls' outcomes), [`documents`] (a subject's documents) and [`cases`] (cases decided and
-//! their SLA deadlines).
+//! calls' outcomes), [`documents`] (a subject's documents), [`cases`] (cases decided and
+//! their SLA deadlines) and [`backtests`] (backtests recorded, then run).
 //! [`Consuming`] runs each stage's consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
+pub(crate) mod backtests;
 pub(crate) mod callbacks;
 pub(crate) mod cases;
 pub(crate) mod circuits;

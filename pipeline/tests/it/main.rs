@@ -3,6 +3,7 @@
 //! The pipeline's integration tests, one binary, against the real broker, Postgres and Redis of
 //! the stack (`./stack up`).
 
+mod backtests;
 mod callback_burst;
 mod dead_letters;
 mod group_churn;

@@ -1,0 +1,162 @@
+//! The recorded evaluations a backtest replays: the newest `limit` of the last `lastDays` days
+//! (SPEC §2.7's `sample`) of the evaluations that ran the rule, of the rule set, or, for a
+//! workflow, of its runs (each run once: its evaluations' combined decision, the data of its
+//! newest one). Newest first, read once before the replay: at most 5,000 rows.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgPool;
+use topics::backtests::{Sample, Target};
+use uuid::Uuid;
+
+use super::replay::{Recorded, RecordedRule, Verdict};
+use crate::Error;
+
+/// Rows a workflow's sample reads at a time while it gathers runs.
+const RUN_PAGE: i64 = 5000;
+
+#[derive(Debug, sqlx::FromRow)]
+struct Row {
+    id: Uuid,
+    subject_id: Option<Uuid>,
+    run_id: Uuid,
+    evaluated_at: DateTime<Utc>,
+    decision: String,
+    rules: Value,
+    data: Value,
+}
+
+impl From<Row> for Recorded {
+    fn from(row: Row) -> Self {
+        let rules = match row.rules {
+            Value::Array(rules) => rules.iter().map(recorded_rule).collect(),
+            _ => Vec::new(),
+        };
+        Recorded {
+            id: row.id,
+            subject_id: row.subject_id,
+            evaluated_at: row.evaluated_at,
+            decision: Verdict::parse(&row.decision),
+            rules,
+            data: row.data,
+        }
+    }
+}
+
+fn recorded_rule(rule: &Value) -> RecordedRule {
+    let text = |field: &str| rule.get(field).and_then(Value::as_str).map(str::to_owned);
+    RecordedRule {
+        id: text("id").unwrap_or_default(),
+        key: text("key"),
+        outcome: Verdict::parse(&text("outcome").unwrap_or_default()),
+    }
+}
+
+const COLUMNS: &str = "id, subject_id, run_id, evaluated_at, decision, rules, data";
+
+pub(crate) async fn read(
+    pool: &PgPool,
+    tenant: Uuid,
+    target: &Target,
+    sample: Sample,
+) -> Result<Vec<Recorded>, Error> {
+    let since = Utc::now() - chrono::Duration::days(i64::from(sample.last_days));
+    let limit = i64::from(sample.limit);
+    let rows: Vec<Row> = match target {
+        Target::Rule { key, .. } => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM rule_evaluations WHERE tenant_id = $1 \
+                 AND evaluated_at >= $2 AND rule_keys @> ARRAY[$3] \
+                 ORDER BY evaluated_at DESC, id DESC LIMIT $4"
+            )))
+            .bind(tenant)
+            .bind(since)
+            .bind(key)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        }
+        Target::RuleSet { key, .. } => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM rule_evaluations WHERE tenant_id = $1 \
+                 AND rule_set_key = $3 AND evaluated_at >= $2 \
+                 ORDER BY evaluated_at DESC, id DESC LIMIT $4"
+            )))
+            .bind(tenant)
+            .bind(since)
+            .bind(key)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        }
+        Target::Workflow { key, .. } => return runs(pool, tenant, key, (since, limit)).await,
+    };
+    Ok(rows.into_iter().map(Recorded::from).collect())
+}
+
+/// The newest `limit` runs of workflow `key` with evaluations since `since`, each as one
+/// recorded evaluation: the newest one's id, subject, time and data, with the decision of all
+/// of the run's evaluations combined.
+async fn runs(
+    pool: &PgPool,
+    tenant: Uuid,
+    key: &str,
+    (since, limit): (DateTime<Utc>, i64),
+) -> Result<Vec<Recorded>, Error> {
+    let mut order: Vec<Uuid> = Vec::new();
+    let mut newest: HashMap<Uuid, Row> = HashMap::new();
+    let mut after: Option<(DateTime<Utc>, Uuid)> = None;
+    while (order.len() as i64) < limit {
+        let page: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM rule_evaluations WHERE tenant_id = $1 AND workflow_key = $2 \
+             AND evaluated_at >= $3 \
+             AND ($4::timestamptz IS NULL OR (evaluated_at, id) < ($4, $5)) \
+             ORDER BY evaluated_at DESC, id DESC LIMIT $6"
+        )))
+        .bind(tenant)
+        .bind(key)
+        .bind(since)
+        .bind(after.map(|(at, _)| at))
+        .bind(after.map(|(_, id)| id))
+        .bind(RUN_PAGE)
+        .fetch_all(pool)
+        .await?;
+        let last = page.len() < RUN_PAGE as usize;
+        after = page.last().map(|row| (row.evaluated_at, row.id));
+        for row in page {
+            if !newest.contains_key(&row.run_id) && (order.len() as i64) < limit {
+                order.push(row.run_id);
+                newest.insert(row.run_id, row);
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    // Every evaluation of the chosen runs, for their combined decisions (a run's older ones
+    // may lie beyond the pages read).
+    let decisions: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT run_id, decision FROM rule_evaluations WHERE run_id = ANY($1) AND tenant_id = $2",
+    )
+    .bind(&order)
+    .bind(tenant)
+    .fetch_all(pool)
+    .await?;
+    let mut combined: HashMap<Uuid, Vec<Verdict>> = HashMap::new();
+    for (run, decision) in decisions {
+        combined
+            .entry(run)
+            .or_default()
+            .push(Verdict::parse(&decision));
+    }
+    Ok(order
+        .into_iter()
+        .filter_map(|run| {
+            let mut recorded = Recorded::from(newest.remove(&run)?);
+            recorded.decision = Verdict::combined(combined.remove(&run).unwrap_or_default());
+            Some(recorded)
+        })
+        .collect())
+}
