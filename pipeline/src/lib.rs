@@ -33,6 +33,7 @@ mod stages;
 mod timers;
 mod workers;
 
+pub use backtests::Runner as BacktestRunner;
 pub use cli::{main, seed_history_main};
 pub use error::Error;
 pub use replies::Replies;

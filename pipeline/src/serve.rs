@@ -12,6 +12,7 @@ use service::{Process, RunResult};
 use sqlx::postgres::PgPoolOptions;
 use tokio::net::TcpListener;
 
+use crate::backtests::Runner;
 use crate::config::Config;
 use crate::health::{Health, serve_health};
 use crate::history_changes::HistoryChanges;
@@ -81,6 +82,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         stop: stop.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;
+    let backtests = Runner::new(pool.clone(), config.backtest_pace);
     let stages = [
         consuming.spawn(AppsStage),
         consuming.spawn(InstallsStage),
@@ -90,8 +92,9 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(CircuitsStage),
         consuming.spawn(CallbacksStage),
         consuming.spawn(CasesStage),
-        consuming.spawn(BacktestsStage::new(pool.clone(), config.backtest_pace)),
+        consuming.spawn(BacktestsStage::new(backtests.clone())),
     ];
+    let sweep = tokio::spawn(backtests.sweep(stop.clone()));
     let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),
         producer.clone(),
@@ -129,6 +132,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         minutes,
         counts,
         exports,
+        sweep,
         futures::future::join_all(stages),
         run_timers,
         case_timers,

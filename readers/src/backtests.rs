@@ -232,7 +232,7 @@ pub async fn latest_completed(
 ) -> Result<Option<Backtest>, Error> {
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM backtests WHERE tenant_id = $1 AND kind = $2 AND key = $3 \
-         AND version = $4 AND status = 'completed' ORDER BY finished_at DESC LIMIT 1"
+         AND version = $4 AND status = 'completed' ORDER BY finished_at DESC, id DESC LIMIT 1"
     )))
     .bind(tenant.id())
     .bind(kind)

@@ -1,10 +1,12 @@
 -- Backtests (SPEC §2.7, §3.5; README "Backtests"): a rule, rule set or workflow version replayed
 -- over recorded evaluations (rule_evaluations), apps never called. The backtests stage inserts
--- the row `queued` (POST /backtests, once per command); a pipeline worker claims it with a
--- lease (lease_id, running_until), renews the lease with each progress write, and finishes it
--- only while it still holds the lease. A worker that dies leaves a lease that expires: the next
--- claim starts the backtest again from nothing (progress back to 0, `attempts` + 1), so nothing
--- is counted twice, and two workers never run one backtest at once.
+-- the row `queued` (POST /backtests, once per command) with a lease (lease_id, running_until)
+-- reserved for the worker that recorded it, which starts it; any worker's sweep claims one
+-- whose lease is free or expired. Progress writes renew the lease, and only its holder
+-- finishes the backtest. A worker that dies leaves a lease that expires: the next claim starts
+-- the backtest again from nothing (progress back to 0, `attempts` + 1), so nothing is counted
+-- twice, and two workers never run one backtest at once. After a failed attempt, running_until
+-- is when the next may start.
 CREATE TABLE backtests (
     id                 uuid        PRIMARY KEY,
     tenant_id          uuid        NOT NULL,
@@ -34,5 +36,5 @@ CREATE INDEX backtests_tenant_time ON backtests (tenant_id, created_at DESC, id 
 -- The approval detail's latest completed backtest of a version.
 CREATE INDEX backtests_version_finished ON backtests (tenant_id, kind, key, version, finished_at DESC)
     WHERE status = 'completed';
--- What workers claim: queued ones, and running ones whose lease expired.
+-- What sweeps claim (oldest first): queued ones, and running ones whose lease expired.
 CREATE INDEX backtests_claimable ON backtests (created_at) WHERE status IN ('queued', 'running');

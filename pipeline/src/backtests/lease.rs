@@ -1,23 +1,31 @@
 //! Who runs a backtest: the worker holding its lease (`lease_id`, `running_until`, migration
-//! `20261203000002_backtests.sql`). Claiming takes an unfinished backtest whose lease is free
-//! or expired and starts it afresh (progress 0, `attempts` + 1); every later write is
+//! `20261203000002_backtests.sql`). The backtests stage records a backtest `queued` with a
+//! lease already held for the worker that recorded it ([`RESERVED`]), which starts it
+//! ([`claim_reserved`]); any worker's sweep takes one whose lease expired ([`claim_next`]).
+//! Claiming starts the backtest afresh (progress 0, `attempts` + 1); every later write is
 //! conditional on the lease, so a worker whose lease was taken over writes nothing more.
 
 use std::time::Duration;
 
 use readers::backtests::Summary;
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
 use topics::backtests::{Sample, Target};
 use uuid::Uuid;
 
 use crate::Error;
 
 /// How long a lease lasts without a progress write renewing it: how long a backtest whose
-/// worker died waits before another starts it again.
+/// worker died waits before a sweep starts it again.
 pub(crate) const LEASE: Duration = Duration::from_secs(15);
+
+/// How long a just-recorded backtest is kept for the worker that recorded it.
+pub(crate) const RESERVED: Duration = LEASE;
 
 /// Attempts after which a backtest is failed rather than started again.
 pub(crate) const MAX_ATTEMPTS: i32 = 5;
+
+/// After a failed attempt, the next waits this long times the attempts made.
+const RETRY_AFTER: Duration = Duration::from_secs(2);
 
 /// A backtest this worker holds the lease of.
 #[derive(Debug, Clone)]
@@ -29,18 +37,9 @@ pub(crate) struct Claimed {
     lease: Uuid,
 }
 
-/// Where a backtest stands for a worker that wants to run it.
-#[derive(Debug)]
-pub(crate) enum Claim {
-    Claimed(Claimed),
-    /// Completed, failed, or never recorded (its `Start` was refused).
-    Finished,
-    /// Another worker's lease runs until then.
-    HeldFor(Duration),
-}
-
 #[derive(Debug, sqlx::FromRow)]
 struct Row {
+    id: Uuid,
     tenant_id: Uuid,
     kind: String,
     key: String,
@@ -49,84 +48,108 @@ struct Row {
     sample_limit: i32,
 }
 
-pub(crate) async fn claim(pool: &PgPool, id: Uuid) -> Result<Claim, Error> {
+/// What a claim sets, with `$1` the lease it takes.
+const CLAIM: &str = "UPDATE backtests SET status = 'running', lease_id = $1, \
+       running_until = now() + make_interval(secs => $2), attempts = attempts + 1, \
+       started_at = coalesce(started_at, now()), progress_done = 0, progress_total = 0, \
+       engine_workflow_id = 'backtest-' || id || '/' || (attempts + 1)";
+const CLAIMED: &str = "RETURNING id, tenant_id, kind, key, version, last_days, sample_limit";
+
+/// Records, within the stage's transaction, that the backtest just inserted is this
+/// worker's for [`RESERVED`]; answers the lease.
+pub(crate) async fn reserve(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<Uuid, Error> {
     let lease = Uuid::now_v7();
-    let claimed: Option<Row> = sqlx::query_as(
-        "UPDATE backtests SET status = 'running', lease_id = $2, \
-           running_until = now() + make_interval(secs => $3), attempts = attempts + 1, \
-           started_at = coalesce(started_at, now()), progress_done = 0, progress_total = 0, \
-           engine_workflow_id = 'backtest-' || id || '/' || (attempts + 1) \
-         WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4 \
-           AND (running_until IS NULL OR running_until < now()) \
-         RETURNING tenant_id, kind, key, version, last_days, sample_limit",
+    sqlx::query(
+        "UPDATE backtests SET lease_id = $2, running_until = now() + make_interval(secs => $3) \
+         WHERE id = $1",
     )
     .bind(id)
+    .bind(lease)
+    .bind(RESERVED.as_secs_f64())
+    .execute(&mut **tx)
+    .await?;
+    Ok(lease)
+}
+
+/// Starts backtest `id` under the lease its recording reserved, unless that expired.
+pub(crate) async fn claim_reserved(
+    pool: &PgPool,
+    id: Uuid,
+    lease: Uuid,
+) -> Result<Option<Claimed>, Error> {
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{CLAIM} WHERE id = $3 AND lease_id = $1 AND status = 'queued' \
+           AND running_until > now() {CLAIMED}"
+    )))
+    .bind(lease)
+    .bind(LEASE.as_secs_f64())
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.and_then(|row| claimed(row, lease)))
+}
+
+/// Starts the oldest unfinished backtest whose lease is free or expired, if any.
+pub(crate) async fn claim_next(pool: &PgPool) -> Result<Option<Claimed>, Error> {
+    let lease = Uuid::now_v7();
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{CLAIM} WHERE id = (SELECT id FROM backtests \
+           WHERE status IN ('queued', 'running') AND attempts < $3 \
+             AND (running_until IS NULL OR running_until < now()) \
+           ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) {CLAIMED}"
+    )))
     .bind(lease)
     .bind(LEASE.as_secs_f64())
     .bind(MAX_ATTEMPTS)
     .fetch_optional(pool)
     .await?;
-    if let Some(row) = claimed {
-        let target = match row.kind.as_str() {
-            "rule" => Target::Rule {
-                key: row.key,
-                version: row.version,
-            },
-            "rule_set" => Target::RuleSet {
-                key: row.key,
-                version: row.version,
-            },
-            _ => Target::Workflow {
-                key: row.key,
-                version: row.version,
-            },
-        };
-        return Ok(Claim::Claimed(Claimed {
-            id,
-            tenant: row.tenant_id,
-            target,
-            sample: Sample {
-                last_days: row.last_days,
-                limit: row.sample_limit,
-            },
-            lease,
-        }));
-    }
-    let standing: Option<(String, i32, Option<f64>)> = sqlx::query_as(
-        "SELECT status, attempts, extract(epoch FROM running_until - now())::float8 \
-         FROM backtests WHERE id = $1",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?;
-    Ok(match standing {
-        None => Claim::Finished,
-        Some((status, _, _)) if matches!(status.as_str(), "completed" | "failed") => {
-            Claim::Finished
-        }
-        Some((_, attempts, left)) if attempts >= MAX_ATTEMPTS && left.is_none_or(|s| s < 0.0) => {
-            give_up(pool, id).await?;
-            Claim::Finished
-        }
-        Some((_, _, left)) => Claim::HeldFor(Duration::from_secs_f64(
-            left.unwrap_or(0.0).clamp(0.0, LEASE.as_secs_f64()) + 0.1,
-        )),
+    Ok(row.and_then(|row| claimed(row, lease)))
+}
+
+fn claimed(row: Row, lease: Uuid) -> Option<Claimed> {
+    let target = match row.kind.as_str() {
+        "rule" => Target::Rule {
+            key: row.key,
+            version: row.version,
+        },
+        "rule_set" => Target::RuleSet {
+            key: row.key,
+            version: row.version,
+        },
+        "workflow" => Target::Workflow {
+            key: row.key,
+            version: row.version,
+        },
+        // The table's CHECK allows no other kind.
+        _ => return None,
+    };
+    Some(Claimed {
+        id: row.id,
+        tenant: row.tenant_id,
+        target,
+        sample: Sample {
+            last_days: row.last_days,
+            limit: row.sample_limit,
+        },
+        lease,
     })
 }
 
-/// A backtest whose workers kept dying: failed, with why.
-async fn give_up(pool: &PgPool, id: Uuid) -> Result<(), Error> {
-    sqlx::query(
+/// Fails the backtests whose every attempt ended without a result and whose last lease
+/// expired, with why; answers how many.
+pub(crate) async fn give_up_exhausted(pool: &PgPool) -> Result<u64, Error> {
+    let failed = sqlx::query(
         "UPDATE backtests SET status = 'failed', finished_at = now(), lease_id = NULL, \
            running_until = NULL, \
-           error = 'gave up after ' || attempts || ' attempts: each worker running it stopped' \
-         WHERE id = $1 AND status IN ('queued', 'running') \
+           error = 'gave up after ' || attempts || ' attempts: ' \
+                   || coalesce(error, 'each worker running it stopped') \
+         WHERE status IN ('queued', 'running') AND attempts >= $1 \
            AND (running_until IS NULL OR running_until < now())",
     )
-    .bind(id)
+    .bind(MAX_ATTEMPTS)
     .execute(pool)
     .await?;
-    Ok(())
+    Ok(failed.rows_affected())
 }
 
 impl Claimed {
@@ -163,6 +186,23 @@ impl Claimed {
         self.finish(pool, "failed", None, Some(error)).await
     }
 
+    /// An attempt that could not go on (the database went away): its error kept, the lease
+    /// given back to expire after a delay growing with the attempts, when a sweep tries again.
+    pub(crate) async fn release(&self, pool: &PgPool, error: &str) -> Result<(), Error> {
+        sqlx::query(
+            "UPDATE backtests SET error = $3, \
+               running_until = now() + make_interval(secs => $4 * attempts) \
+             WHERE id = $1 AND lease_id = $2 AND status = 'running'",
+        )
+        .bind(self.id)
+        .bind(self.lease)
+        .bind(error)
+        .bind(RETRY_AFTER.as_secs_f64())
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
+
     async fn finish(
         &self,
         pool: &PgPool,
@@ -172,7 +212,8 @@ impl Claimed {
     ) -> Result<bool, Error> {
         let finished = sqlx::query(
             "UPDATE backtests SET status = $3, summary = $4, error = $5, finished_at = now(), \
-               progress_done = CASE WHEN $3 = 'completed' THEN progress_total ELSE progress_done END, \
+               progress_done = CASE WHEN $3 = 'completed' THEN progress_total \
+                                    ELSE progress_done END, \
                lease_id = NULL, running_until = NULL \
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )

@@ -1,8 +1,9 @@
-//! Running a backtest (SPEC §2.7, §3.5; README "Backtests"), from the backtests stage's
-//! after-commit step ([`crate::stages::backtests`]):
-//! - [`lease`]: claim it (`queued` or `running` with an expired lease → `running`, from
-//!   nothing), renew with each progress write, finish only while holding the lease;
-//! - [`version`]: the version to replay, named rules resolved once;
+//! Running backtests (SPEC §2.7, §3.5; README "Backtests"):
+//! - [`lease`]: the backtests stage records a backtest `queued` with a lease reserved for
+//!   the worker that recorded it, which starts it at once ([`Runner::start`]); every worker's
+//!   [`Runner::sweep`] starts any whose lease expired (its worker died, or the database went
+//!   away mid-way); progress writes renew the lease; only the lease's holder finishes it;
+//! - [`version`]: the version to replay, named rules resolved once per attempt;
 //! - [`sample`]: the recorded evaluations it replays, read before the replay;
 //! - [`replay`]: the version over each one, apps never called;
 //! - [`summary`]: the tally, written once with `completed`;
@@ -10,8 +11,9 @@
 //!
 //! `queued` → `running` (progress `{done, total}` written about twice a second) → `completed`
 //! with the summary, or `failed` with `error` (a version that does not read; five attempts
-//! whose workers all died). A worker that dies leaves `running` and a lease that expires; the
-//! next attempt starts again from nothing, so no evaluation is counted twice.
+//! that all ended without a result). Each attempt starts from nothing, so no evaluation is
+//! counted twice. Backtests run beside the stages, never in a partition's lane: a long one
+//! holds up no other command.
 
 mod floor;
 mod lease;
@@ -20,15 +22,19 @@ mod sample;
 mod summary;
 mod version;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use crate::Error;
+use crate::{Error, periodic};
 pub(crate) use floor::{Options as FloorOptions, main as floor_main};
-use lease::{Claim, Claimed};
+use lease::Claimed;
+pub(crate) use lease::reserve;
 use summary::Tally;
 
 /// How often progress is written (and the lease renewed) while replaying.
@@ -37,22 +43,99 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 /// Evaluations replayed between two yields to the runtime (and pauses, when paced).
 pub(crate) const PACED_ROWS: usize = 100;
 
-/// Runs backtest `id` unless it is finished, waiting out another worker's lease first.
-pub(crate) async fn run(pool: &PgPool, id: Uuid, pace: Duration) -> Result<(), Error> {
-    loop {
-        match lease::claim(pool, id).await? {
-            Claim::Finished => return Ok(()),
-            Claim::HeldFor(wait) => tokio::time::sleep(wait).await,
-            Claim::Claimed(claimed) => {
-                let span = tracing::info_span!(
-                    "backtest.run",
-                    svc.tenant_id = %claimed.tenant,
-                    svc.backtest_id = %id,
-                    svc.definition.key = %claimed.target.key(),
-                );
-                return execute(pool, &claimed, pace).instrument(span).await;
+/// How often a worker looks for backtests whose lease expired.
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
+
+/// Backtests one worker runs at once: each takes a core while it replays.
+const SLOTS: usize = 2;
+
+/// Runs the backtests of this worker.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    pool: PgPool,
+    /// A pause after every [`PACED_ROWS`] replayed evaluations (`BACKTEST_PACE_MS`), leaving
+    /// the cores to the other stages on a small machine.
+    pace: Duration,
+    slots: Arc<Semaphore>,
+}
+
+impl Runner {
+    pub fn new(pool: PgPool, pace: Duration) -> Self {
+        Self {
+            pool,
+            pace,
+            slots: Arc::new(Semaphore::new(SLOTS)),
+        }
+    }
+
+    /// Starts backtest `id`, recorded by this worker under `lease`, in the background.
+    pub(crate) fn start(&self, id: Uuid, lease: Uuid) {
+        let runner = self.clone();
+        tokio::spawn(async move {
+            let Ok(slot) = runner.slots.clone().acquire_owned().await else {
+                return;
+            };
+            match lease::claim_reserved(&runner.pool, id, lease).await {
+                Ok(Some(claimed)) => runner.run(claimed, slot).await,
+                // The reservation expired while the slots were busy: a sweep takes it.
+                Ok(None) => {}
+                Err(error) => tracing::warn!(backtest = %id, %error, "backtest not started"),
+            }
+        });
+    }
+
+    /// Starts backtests whose lease expired, and fails those out of attempts, every two
+    /// seconds until stopped.
+    pub(crate) async fn sweep(self, stop: CancellationToken) {
+        periodic::every(SWEEP_EVERY, SWEEP_EVERY, stop, || async {
+            if let Err(error) = self.sweep_once().await {
+                tracing::warn!(%error, "backtests not swept");
+            }
+        })
+        .await;
+    }
+
+    async fn sweep_once(&self) -> Result<(), Error> {
+        let failed = lease::give_up_exhausted(&self.pool).await?;
+        if failed > 0 {
+            tracing::warn!(failed, "backtests failed after their last attempt");
+        }
+        while let Ok(slot) = self.slots.clone().try_acquire_owned() {
+            let Some(claimed) = lease::claim_next(&self.pool).await? else {
+                return Ok(());
+            };
+            let runner = self.clone();
+            tokio::spawn(async move { runner.run(claimed, slot).await });
+        }
+        Ok(())
+    }
+
+    async fn run(&self, claimed: Claimed, _slot: OwnedSemaphorePermit) {
+        let span = tracing::info_span!(
+            "backtest.run",
+            svc.tenant_id = %claimed.tenant,
+            svc.backtest_id = %claimed.id,
+            svc.definition.key = %claimed.target.key(),
+        );
+        if let Err(error) = self.execute(&claimed).instrument(span).await {
+            tracing::warn!(backtest = %claimed.id, %error, "backtest attempt failed");
+            if let Err(error) = claimed.release(&self.pool, &error.to_string()).await {
+                tracing::warn!(backtest = %claimed.id, %error, "backtest lease not released");
             }
         }
+    }
+
+    async fn execute(&self, claimed: &Claimed) -> Result<(), Error> {
+        let started = Instant::now();
+        let written = match attempt(&self.pool, claimed, self.pace, started).await? {
+            Ended::Completed(summary) => claimed.complete(&self.pool, &summary).await?,
+            Ended::Failed(error) => claimed.fail(&self.pool, &error).await?,
+            Ended::LeaseLost => false,
+        };
+        if !written {
+            tracing::warn!(backtest = %claimed.id, "backtest lease taken over; its result dropped");
+        }
+        Ok(())
     }
 }
 
@@ -62,19 +145,6 @@ enum Ended {
     Failed(String),
     /// Another worker holds the lease now: this one writes nothing more.
     LeaseLost,
-}
-
-async fn execute(pool: &PgPool, claimed: &Claimed, pace: Duration) -> Result<(), Error> {
-    let started = Instant::now();
-    let written = match attempt(pool, claimed, pace, started).await? {
-        Ended::Completed(summary) => claimed.complete(pool, &summary).await?,
-        Ended::Failed(error) => claimed.fail(pool, &error).await?,
-        Ended::LeaseLost => false,
-    };
-    if !written {
-        tracing::warn!(backtest = %claimed.id, "backtest lease taken over; its result dropped");
-    }
-    Ok(())
 }
 
 async fn attempt(

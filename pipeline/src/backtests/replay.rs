@@ -6,7 +6,10 @@
 //! - A **rule** version replaces the rule of its key in each recorded evaluation that ran it;
 //!   the other rules keep their recorded outcomes. A hit is the rule failing.
 //! - A **rule set** version runs all its rules (named ones at their published versions when the
-//!   backtest started). A hit is the decision `fail`.
+//!   attempt started). A hit is the decision `fail`. An app rule comes back `skipped`, and
+//!   counts in the decision as it was recorded when the evaluation recorded a rule of its id.
+//!   Reasons name each failing rule's condition (`<id>: <path> <op> <value>`), or, for a rule
+//!   version, the other rules that failed as recorded (`<id>: failed as recorded`).
 //! - A **workflow** version is dry-run over a recorded run's data (its context at its last
 //!   recorded evaluation): its `rule_set` steps in order, each step's output under its
 //!   `outputKey` for the steps after it, `call_app` and `open_case` steps doing nothing (the
@@ -124,7 +127,7 @@ impl Version {
             Version::Rule { key, rule } => replay_rule(key, rule, recorded),
             Version::RuleSet { rules } => {
                 let (outcomes, reasons) = evaluate_all(rules, &recorded.data);
-                let decision = Verdict::combined(outcomes.iter().copied());
+                let decision = decided(rules, &outcomes, recorded);
                 Replayed {
                     decision,
                     recorded_hit: recorded.decision == Verdict::Fail,
@@ -142,20 +145,22 @@ fn replay_rule(key: &str, rule: &Rule, recorded: &Recorded) -> Replayed {
     let verdict = evaluate(rule, &recorded.data);
     let mut reasons = Vec::new();
     let mut recorded_hit = false;
-    let decision = Verdict::combined(recorded.rules.iter().map(|other| {
+    let mut verdicts = Vec::with_capacity(recorded.rules.len());
+    for other in &recorded.rules {
         if other.key.as_deref() == Some(key) {
             recorded_hit |= other.outcome == Verdict::Fail;
             if verdict == Verdict::Fail {
                 reasons.push(reason(key, rule));
             }
-            verdict
+            verdicts.push(verdict);
         } else {
             if other.outcome == Verdict::Fail {
                 reasons.push(format!("{}: failed as recorded", other.id));
             }
-            other.outcome
+            verdicts.push(other.outcome);
         }
-    }));
+    }
+    let decision = Verdict::combined(verdicts);
     Replayed {
         decision,
         recorded_hit,
@@ -171,7 +176,7 @@ fn dry_run(steps: &[VersionStep], recorded: &Recorded) -> Replayed {
     for step in steps {
         let Some(rules) = &step.rules else { continue };
         let (verdicts, why) = evaluate_all(rules, &data);
-        let decision = Verdict::combined(verdicts.iter().copied());
+        let decision = decided(rules, &verdicts, recorded);
         let output = json!({
             "outcome": decision.as_str(),
             "rules": rules.iter().zip(&verdicts)
@@ -195,6 +200,22 @@ fn dry_run(steps: &[VersionStep], recorded: &Recorded) -> Replayed {
         outcomes,
         reasons,
     }
+}
+
+/// The decision of a set whose rules answered `verdicts`: an app rule, skipped, counts as it
+/// was recorded when the recorded evaluation has a rule of its id (it would have answered the
+/// same to the same call), so not calling apps changes no decision by itself.
+fn decided(rules: &[VersionRule], verdicts: &[Verdict], recorded: &Recorded) -> Verdict {
+    Verdict::combined(rules.iter().zip(verdicts).map(|(rule, verdict)| {
+        if *verdict != Verdict::Skipped {
+            return *verdict;
+        }
+        recorded
+            .rules
+            .iter()
+            .find(|was| was.id == rule.id)
+            .map_or(Verdict::Skipped, |was| was.outcome)
+    }))
 }
 
 /// Each rule's verdict over `data`, and a reason per failing one.
@@ -317,6 +338,20 @@ mod tests {
         let now = version.replay(&flagged);
         assert_eq!((now.decision, now.hit), (Verdict::Fail, false));
         assert_eq!(now.reasons, ["flag: failed as recorded"]);
+        // Whatever the order: the rule's own recorded hit is seen after another's failure.
+        let both = recorded(
+            60,
+            &[
+                ("flag", None, Verdict::Fail),
+                ("score", Some("score"), Verdict::Fail),
+            ],
+        );
+        let now = version.replay(&both);
+        assert_eq!((now.recorded_hit, now.hit), (true, true));
+        assert_eq!(
+            now.reasons,
+            ["flag: failed as recorded", "score: score gt 40"]
+        );
     }
 
     #[test]
@@ -338,6 +373,17 @@ mod tests {
         let now = set.replay(&recorded(20, &[]));
         assert_eq!(now.outcomes, [Verdict::Skipped, Verdict::Pass]);
         assert_eq!(now.decision, Verdict::Pass);
+        // An app rule recorded failing keeps the decision failed: skipping it changes nothing.
+        let pep = recorded(
+            20,
+            &[("pep", None, Verdict::Fail), ("score", None, Verdict::Pass)],
+        );
+        let now = set.replay(&pep);
+        assert_eq!(now.outcomes, [Verdict::Skipped, Verdict::Pass]);
+        assert_eq!(
+            (now.decision, now.recorded_hit, now.hit),
+            (Verdict::Fail, true, true)
+        );
         let unknown = Version::RuleSet {
             rules: vec![VersionRule {
                 id: "gone".into(),

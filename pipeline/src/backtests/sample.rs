@@ -98,7 +98,7 @@ pub(crate) async fn read(
 
 /// The newest `limit` runs of workflow `key` with evaluations since `since`, each as one
 /// recorded evaluation: the newest one's id, subject, time and data, with the decision of all
-/// of the run's evaluations combined.
+/// of the run's evaluations combined and all their rules' outcomes, newest first.
 async fn runs(
     pool: &PgPool,
     tenant: Uuid,
@@ -135,27 +135,31 @@ async fn runs(
             break;
         }
     }
-    // Every evaluation of the chosen runs, for their combined decisions (a run's older ones
-    // may lie beyond the pages read).
-    let decisions: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT run_id, decision FROM rule_evaluations WHERE run_id = ANY($1) AND tenant_id = $2",
+    // Every evaluation of the chosen runs, for their combined decisions and all their rules'
+    // outcomes (a run's older ones may lie beyond the pages read).
+    let all: Vec<(Uuid, String, Value)> = sqlx::query_as(
+        "SELECT run_id, decision, rules FROM rule_evaluations \
+         WHERE run_id = ANY($1) AND tenant_id = $2 ORDER BY evaluated_at DESC, id DESC",
     )
     .bind(&order)
     .bind(tenant)
     .fetch_all(pool)
     .await?;
-    let mut combined: HashMap<Uuid, Vec<Verdict>> = HashMap::new();
-    for (run, decision) in decisions {
-        combined
-            .entry(run)
-            .or_default()
-            .push(Verdict::parse(&decision));
+    let mut of_run: HashMap<Uuid, (Vec<Verdict>, Vec<RecordedRule>)> = HashMap::new();
+    for (run, decision, rules) in all {
+        let (decisions, recorded) = of_run.entry(run).or_default();
+        decisions.push(Verdict::parse(&decision));
+        if let Value::Array(rules) = rules {
+            recorded.extend(rules.iter().map(recorded_rule));
+        }
     }
     Ok(order
         .into_iter()
         .filter_map(|run| {
             let mut recorded = Recorded::from(newest.remove(&run)?);
-            recorded.decision = Verdict::combined(combined.remove(&run).unwrap_or_default());
+            let (decisions, rules) = of_run.remove(&run).unwrap_or_default();
+            recorded.decision = Verdict::combined(decisions);
+            recorded.rules = rules;
             Some(recorded)
         })
         .collect())

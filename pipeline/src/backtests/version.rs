@@ -150,10 +150,13 @@ impl Named {
         if let Some(set) = self.sets.get(key) {
             return Ok(set.clone());
         }
+        // A published set that does not read runs no rules, as in a run.
         let set = readers::definitions::published(pool, tenant, "rule_set", key)
             .await?
-            .and_then(|found| serde_json::from_value::<RuleSet>(found.body).ok())
-            .map(|set| set.rules);
+            .map(|found| {
+                serde_json::from_value::<RuleSet>(found.body)
+                    .map_or_else(|_| Vec::new(), |set| set.rules)
+            });
         self.sets.insert(key.to_owned(), set.clone());
         Ok(set)
     }

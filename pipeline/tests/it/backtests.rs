@@ -1,32 +1,36 @@
 //! A backtest survives its worker: against the real broker and Postgres, the worker running a
-//! backtest is killed (SIGKILL) mid-replay; the command is redelivered to the group's next
-//! worker, which waits out the dead worker's lease and runs the backtest again from nothing,
-//! so its summary counts each evaluation once. Two workers given the same backtest (two
-//! groups) run it once between them. A backtest whose workers kept dying is failed. The
-//! workers are this test binary re-run as child processes, on a topic of the test's own.
+//! backtest is killed (SIGKILL) mid-replay; once its lease expired, a sweep (the stack's
+//! pipeline's) runs the backtest again from nothing, so its summary counts each evaluation
+//! once. Two workers given the same backtest (two groups), and the stack's sweep beside them,
+//! run it once between them. A backtest recorded but never started is started by a sweep; one
+//! whose workers kept dying is failed. The workers are this test binary re-run as child
+//! processes, on a topic of the test's own, paced so that a backtest lasts seconds.
 
 use std::time::{Duration, Instant};
 
-use pipeline::{BacktestsStage, StageHandler};
+use pipeline::{BacktestRunner, BacktestsStage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use topics::backtests::{Command, Sample, Target};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
 
-use crate::support::{WorkerProcess, database, fresh_topic, produce_keyed, producer};
+use crate::support::{
+    Counting, WorkerProcess, count, database, fresh_topic, produce_keyed, producer,
+};
 
-/// A pause per hundred evaluations in the workers: 3,000 take about 3 s, time to kill one.
+/// A pause per hundred evaluations in the workers: 5,000 take about 5 s, time to kill one.
 const PACE: Duration = Duration::from_millis(100);
-const EVALUATIONS: i64 = 3000;
+const EVALUATIONS: i64 = 5000;
 
-/// Runs as a child process of these tests: the backtests stage, paced.
+/// Runs as a child process of these tests: the backtests stage, paced, counting deliveries.
 #[tokio::test]
 #[ignore = "started as a child process by the backtest tests"]
 async fn backtest_worker_process() {
     let pool = database().await;
-    let stage = BacktestsStage::new(pool.clone(), PACE);
-    WorkerProcess::serve(StageHandler::new(stage, pool, None)).await;
+    let stage = BacktestsStage::new(BacktestRunner::new(pool.clone(), PACE));
+    let handler = StageHandler::new(stage, pool.clone(), None);
+    WorkerProcess::serve(Counting(handler, pool)).await;
 }
 
 fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
@@ -78,8 +82,9 @@ async fn tenant_with_evaluations(pool: &PgPool) -> Uuid {
     tenant
 }
 
-/// Sends `Start` for a backtest of rule `score` version 2 on `topic`; answers its id.
-async fn start(topic: &str, tenant: Uuid) -> Uuid {
+/// Sends `Start` for a backtest of rule `score` version 2 on `topic`; answers its id and the
+/// command's.
+async fn start(topic: &str, tenant: Uuid) -> (Uuid, Uuid) {
     let id = Uuid::now_v7();
     let command = Envelope::new(
         Some(tenant),
@@ -99,7 +104,7 @@ async fn start(topic: &str, tenant: Uuid) -> Uuid {
         },
     );
     produce_keyed(&producer("backtest-test"), topic, &command).await;
-    id
+    (id, command.id)
 }
 
 #[derive(Debug, sqlx::FromRow)]
@@ -171,33 +176,29 @@ async fn a_backtest_whose_worker_is_killed_mid_way_is_run_again_and_counted_once
     let pool = database().await;
     let tenant = tenant_with_evaluations(&pool).await;
     let topic = fresh_topic().await;
-    let group = format!("backtests-{}", Uuid::new_v4().simple());
-    let first = spawn_worker(&topic, &group);
-    let id = start(&topic, tenant).await;
+    let worker = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
+    let (id, _) = start(&topic, tenant).await;
 
-    // Running, part of the way, with progress moving.
+    // Killed as soon as it is running, part of the way (about five seconds before its end).
     let early = wait_until(&pool, id, Duration::from_secs(90), |b| {
         b.status == "running" && b.progress_done > 0
     })
     .await;
+    worker.kill();
     assert_eq!(early.progress_total, EVALUATIONS as i32);
-    let later = wait_until(&pool, id, Duration::from_secs(30), |b| {
-        b.progress_done > early.progress_done
-    })
-    .await;
-    assert!(later.progress_done < later.progress_total, "{later:?}");
-    first.kill();
     let killed = standing(&pool, id).await.expect("backtest");
-    assert_eq!((killed.status.as_str(), killed.attempts), ("running", 1));
+    assert_eq!(
+        (killed.status.as_str(), killed.attempts),
+        ("running", 1),
+        "{killed:?}"
+    );
+    assert!(killed.progress_done < killed.progress_total, "{killed:?}");
 
-    // The group's next worker gets the command again and, once the lease expired, runs it
-    // from nothing.
-    let successor = spawn_worker(&topic, &group);
+    // Once the lease expired, a sweep of the stack's pipeline runs it again, from nothing.
     let done = wait_until(&pool, id, Duration::from_secs(120), |b| {
         b.status == "completed"
     })
     .await;
-    successor.kill();
     assert_eq!(done.attempts, 2);
     assert_eq!(done.progress_done, done.progress_total);
     assert_counted_once(&done.summary.expect("a summary"));
@@ -208,16 +209,20 @@ async fn two_workers_given_the_same_backtest_run_it_once() {
     let pool = database().await;
     let tenant = tenant_with_evaluations(&pool).await;
     let topic = fresh_topic().await;
-    // Two groups: each gets every command, as two pipelines would during a rebalance.
+    // Two groups: each gets every command, as two pipelines would during a rebalance; the
+    // stack's pipeline sweeps beside them while the backtest runs for seconds.
     let one = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
     let other = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
-    let id = start(&topic, tenant).await;
+    let (id, command) = start(&topic, tenant).await;
     let done = wait_until(&pool, id, Duration::from_secs(120), |b| {
         b.status == "completed"
     })
     .await;
-    // The other worker, holding the command too, finds it finished and does nothing.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count(&pool, "deliveries", command).await < 2 {
+        assert!(Instant::now() < deadline, "both workers get the command");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     one.kill();
     other.kill();
     let after = standing(&pool, id).await.expect("backtest");
@@ -226,53 +231,52 @@ async fn two_workers_given_the_same_backtest_run_it_once() {
     assert_counted_once(&done.summary.expect("a summary"));
 }
 
-#[tokio::test]
-async fn a_backtest_whose_workers_kept_dying_is_failed_with_why() {
-    let pool = database().await;
-    let tenant = tenant_with_evaluations(&pool).await;
-    let topic = fresh_topic().await;
+/// Inserts backtest `id` of rule `score` version 2 as a worker would leave it.
+async fn left(pool: &PgPool, tenant: Uuid, (status, attempts, lease): (&str, i32, bool)) -> Uuid {
     let id = Uuid::now_v7();
-    // Five attempts made, the last one's lease expired: what five dead workers leave.
     sqlx::query(
         "INSERT INTO backtests (id, tenant_id, kind, key, version, last_days, sample_limit, \
          status, requested_by, requested_by_name, created_at, attempts, lease_id, \
          running_until, progress_done) \
-         VALUES ($1, $2, 'rule', 'score', 2, 30, 100, 'running', 'test', 'Test', now(), 5, \
-                 gen_random_uuid(), now() - interval '1 second', 40)",
+         VALUES ($1, $2, 'rule', 'score', 2, 30, 100, $3, 'test', 'Test', now(), $4, \
+                 CASE WHEN $5 THEN gen_random_uuid() END, \
+                 CASE WHEN $5 THEN now() - interval '1 second' END, 0)",
     )
     .bind(id)
     .bind(tenant)
-    .execute(&pool)
+    .bind(status)
+    .bind(attempts)
+    .bind(lease)
+    .execute(pool)
     .await
     .expect("backtest");
-    let worker = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
-    let command = Envelope::new(
-        Some(tenant),
-        Principal::system("test"),
-        "req-backtest",
-        None,
-        Command::Start {
-            backtest_id: id,
-            target: Target::Rule {
-                key: "score".into(),
-                version: 2,
-            },
-            sample: Sample {
-                last_days: 30,
-                limit: 100,
-            },
-        },
-    );
-    produce_keyed(&producer("backtest-test"), &topic, &command).await;
-    let failed = wait_until(&pool, id, Duration::from_secs(90), |b| b.status == "failed").await;
-    worker.kill();
+    id
+}
+
+#[tokio::test]
+async fn a_sweep_starts_a_backtest_never_started_and_fails_one_out_of_attempts() {
+    let pool = database().await;
+    let tenant = tenant_with_evaluations(&pool).await;
+    // Recorded, but its worker died before the reservation was used (or the command was
+    // dead-lettered after it): no lease at all.
+    let orphan = left(&pool, tenant, ("queued", 0, false)).await;
+    // Five attempts made, the last one's lease expired: what five dead workers leave.
+    let exhausted = left(&pool, tenant, ("running", 5, true)).await;
+
+    let started = wait_until(&pool, orphan, Duration::from_secs(60), |b| {
+        b.status == "completed"
+    })
+    .await;
+    assert_eq!(started.attempts, 1);
+    assert_eq!(started.summary.expect("a summary")["evaluated"], json!(100));
+    let failed = wait_until(&pool, exhausted, Duration::from_secs(60), |b| {
+        b.status == "failed"
+    })
+    .await;
     assert_eq!(failed.attempts, 5);
-    assert!(
-        failed
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("gave up after 5 attempts")),
-        "{failed:?}"
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("gave up after 5 attempts: each worker running it stopped")
     );
     assert_eq!(failed.summary, None);
 }

@@ -1,71 +1,73 @@
 //! The backtests stage (README "Backtests"): one writer per backtest (`backtests.commands`).
-//! [`start`] records a requested backtest `queued`, once; then, after the commit, the stage
-//! runs it ([`crate::backtests`]) before the command's offset is stored. A worker killed
-//! mid-way has its command redelivered to the partition's next consumer, whose after-commit
-//! step (a redelivery's too) finds the backtest unfinished and runs it again, once the dead
-//! worker's lease expired.
+//! [`start`] records a requested backtest `queued`, once, with a lease reserved for this
+//! worker; after the commit the worker's [`Runner`] starts it in the background, beside the
+//! lane, so the next command of the partition never waits for a backtest. A worker that dies
+//! before or while running it leaves a lease that expires, and a sweep (any worker's) starts it
+//! again.
 
 mod start;
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use readers::backtests::Backtest;
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{Postgres, Transaction};
 use topics::Envelope;
 use topics::backtests::Command;
+use uuid::Uuid;
 
 use crate::Error;
+use crate::backtests::Runner;
 use crate::stage::{Applied, Stage, tenant_of};
 
-/// Applies [`Command`]s of the `backtests.commands` topic, then runs each backtest.
+/// Applies [`Command`]s of the `backtests.commands` topic, then starts each backtest.
 #[derive(Debug, Clone)]
 pub struct BacktestsStage {
-    pool: PgPool,
-    /// A pause after every [`crate::backtests::PACED_ROWS`] replayed evaluations
-    /// (`BACKTEST_PACE_MS`), leaving the cores to the other stages on a small machine.
-    pace: Duration,
+    runner: Runner,
 }
 
 impl BacktestsStage {
-    pub fn new(pool: PgPool, pace: Duration) -> Self {
-        Self { pool, pace }
+    pub fn new(runner: Runner) -> Self {
+        Self { runner }
     }
+}
+
+/// A backtest recorded by this worker, and the lease reserved for it.
+#[derive(Debug)]
+pub struct Recorded {
+    id: Uuid,
+    lease: Uuid,
 }
 
 #[async_trait]
 impl Stage for BacktestsStage {
     type Body = Command;
-    type Then = ();
+    type Then = Option<Recorded>;
     const NAME: &'static str = "backtests";
 
     async fn apply(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         command: &Envelope<Command>,
-    ) -> Result<Applied<Backtest>, Error> {
+    ) -> Result<Applied<Backtest, Option<Recorded>>, Error> {
         let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
         match &command.body {
             Command::Start {
                 backtest_id,
                 target,
                 sample,
-            } => Ok(
-                start::apply(tx, command, tenant, *backtest_id, (target, *sample))
-                    .await?
-                    .into(),
-            ),
+            } => start::apply(tx, command, tenant, *backtest_id, (target, *sample)).await,
         }
     }
 
-    /// Runs the backtest unless it is finished (or was refused): after its `Start` applied,
-    /// and again after a redelivery, which reads only what is stored.
+    /// Starts what this worker recorded; a redelivery starts nothing (the backtest is
+    /// another worker's, or a sweep's once its lease expires).
     async fn after_commit(
         &self,
-        command: &Envelope<Command>,
-        _then: Option<()>,
+        _command: &Envelope<Command>,
+        then: Option<Option<Recorded>>,
     ) -> Result<(), Error> {
-        let id = command.body.backtest_id();
-        crate::backtests::run(&self.pool, id, self.pace).await
+        if let Some(Some(recorded)) = then {
+            self.runner.start(recorded.id, recorded.lease);
+        }
+        Ok(())
     }
 }
