@@ -11,11 +11,15 @@
 //! the state its invocations leave it in at the end of the span (`run`), so readers can bound
 //! a run's invocations by its lifetime; with `--run-steps`, also a `workflow_run_steps` row per
 //! step it reached (about one per invocation: off by default, for the copying time it adds).
+//! Beside each run go its rule evaluations (`evaluation`: rule set `screening` once its first
+//! step is answered, `risk-checks` once it completed), with the data its rules saw, and every
+//! tenant gets those rule sets' definitions, so backtests have history to replay.
 //! A batch commits on its own: a failed run leaves the batches before it, counted.
 
 mod attempt;
 mod catalogue;
 mod copy;
+mod evaluation;
 mod finish;
 mod history;
 mod partitions;
@@ -64,6 +68,8 @@ struct Plan {
     population: Population,
     timeline: Timeline,
     run_steps: bool,
+    /// The rule sets of the runs' evaluations.
+    rule_book: Arc<evaluation::RuleBook>,
 }
 
 impl Plan {
@@ -73,6 +79,7 @@ impl Plan {
             population: Population::new(options.seed, options.tenants, options.rows),
             timeline: Timeline::new(end, options.years, options.rows),
             run_steps: options.run_steps,
+            rule_book: Arc::new(evaluation::RuleBook::new()),
         }
     }
 
@@ -114,6 +121,7 @@ async fn run(options: Options) -> Result<Summary, Error> {
     let plan = Arc::new(Plan::new(&options, Utc::now().timestamp_micros()));
     let mut connection = PgConnection::connect(&options.database_url).await?;
     partitions::ensure(&mut connection, plan.timeline.start(), plan.timeline.end()).await?;
+    evaluation::define(&mut connection, &plan.population, &plan.rule_book).await?;
 
     let written = Arc::new(AtomicU64::new(0));
     let progress = tokio::spawn(progress::report(written.clone(), options.rows, started));

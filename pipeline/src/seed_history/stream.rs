@@ -52,7 +52,7 @@ pub(super) async fn write(
 /// Generates `hours` into batches until done or the copying side stopped listening.
 fn generate(plan: &Plan, hours: Range<usize>, batches: &mpsc::Sender<Batch>) -> Vec<u64> {
     let mut history = plan.history();
-    let mut batch = Batch::new(plan.run_steps);
+    let mut batch = Batch::new(plan.run_steps, plan.rule_book.clone());
     for hour in hours {
         history.hour(hour, &mut batch);
         if batch.rows >= BATCH_ROWS && batches.blocking_send(batch.take()).is_err() {

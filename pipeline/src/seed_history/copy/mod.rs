@@ -3,17 +3,21 @@
 //! escaped with a backslash wherever they occur in a value (error texts have line breaks, JSON
 //! has its own backslash escapes).
 //!
-//! A batch holds the lines of up to three tables: invocations, the runs they belong to and,
-//! when asked for, the runs' steps. A run is generated within one hour, after its invocations,
-//! so it is in the same batch as them; the batch is copied in one transaction, and a reader
-//! never sees a run's invocations without the run.
+//! A batch holds the lines of up to four tables: invocations, the runs they belong to, the
+//! runs' rule evaluations and, when asked for, the runs' steps. A run is generated within one
+//! hour, after its invocations, so it is in the same batch as them; the batch is copied in one
+//! transaction, and a reader never sees a run's invocations without the run.
 
+mod evaluation;
 mod fields;
 mod invocation;
 mod run;
 
+use std::sync::Arc;
+
 use sqlx::{Connection, PgConnection};
 
+use super::evaluation::RuleBook;
 use super::history::{Invocation, Sink};
 use super::run::Run;
 
@@ -22,25 +26,30 @@ use super::run::Run;
 pub(super) struct Batch {
     invocations: Vec<u8>,
     runs: Vec<u8>,
+    evaluations: Vec<u8>,
     /// `None` when the runs' steps are not written.
     steps: Option<Vec<u8>>,
+    /// The rule sets the evaluations are of.
+    book: Arc<RuleBook>,
     /// Invocation rows: what the command counts.
     pub(super) rows: u64,
 }
 
 impl Batch {
-    pub(super) fn new(run_steps: bool) -> Self {
+    pub(super) fn new(run_steps: bool, book: Arc<RuleBook>) -> Self {
         Self {
             invocations: Vec::new(),
             runs: Vec::new(),
+            evaluations: Vec::new(),
             steps: run_steps.then(Vec::new),
+            book,
             rows: 0,
         }
     }
 
     /// This batch, leaving an empty one that writes the same tables.
     pub(super) fn take(&mut self) -> Self {
-        let next = Self::new(self.steps.is_some());
+        let next = Self::new(self.steps.is_some(), self.book.clone());
         std::mem::replace(self, next)
     }
 }
@@ -53,6 +62,7 @@ impl Sink for Batch {
 
     fn run(&mut self, run: &Run<'_>) {
         run::encode(run, &mut self.runs);
+        evaluation::encode(&self.book, run, &mut self.evaluations);
         if let Some(steps) = &mut self.steps {
             run::encode_steps(run, steps);
         }
@@ -65,6 +75,7 @@ pub(super) async fn send(connection: &mut PgConnection, batch: Batch) -> Result<
     let tables = [
         (invocation::STATEMENT, batch.invocations),
         (run::RUNS, batch.runs),
+        (evaluation::STATEMENT, batch.evaluations),
         (run::STEPS, batch.steps.unwrap_or_default()),
     ];
     for (statement, lines) in tables {

@@ -1,0 +1,79 @@
+//! A run's rule evaluations (`screening` once its first step is answered, `risk-checks` once
+//! it completed; [`crate::seed_history::evaluation`]) as lines of `COPY rule_evaluations`.
+
+use serde_json::Value;
+
+use super::fields::{integer, milliseconds, text, timestamp, uuid};
+use crate::seed_history::evaluation::{Evaluation, RuleBook, RuleSet, data};
+use crate::seed_history::run::{DEFINITION_VERSION, Run, RunStatus};
+
+/// The statement evaluations are sent with; the columns are in the order [`encode`] writes
+/// them.
+pub(super) const STATEMENT: &str = "COPY rule_evaluations (id, tenant_id, subject_id, run_id, \
+     workflow_key, workflow_version, step_id, rule_set_key, rule_set_version, decision, rules, \
+     rule_keys, data, duration_ms, evaluated_at) FROM STDIN";
+
+/// Appends the evaluations `run` made to `out`; answers how many.
+pub(super) fn encode(book: &RuleBook, run: &Run<'_>, out: &mut Vec<u8>) -> u64 {
+    let first_answered = run
+        .steps
+        .first()
+        .filter(|step| step.status == RunStatus::Completed)
+        .and_then(|step| step.finished_at);
+    let Some(screened_at) = first_answered else {
+        return 0;
+    };
+    let seen = data(run.id, run.context);
+    line(run, (&book.screening, screened_at), &seen, out);
+    match (run.state.status, run.state.finished_at) {
+        (RunStatus::Completed, Some(finished_at)) => {
+            line(run, (&book.risk_checks, finished_at), &seen, out);
+            2
+        }
+        _ => 1,
+    }
+}
+
+fn line(run: &Run<'_>, (set, at): (&RuleSet, i64), seen: &Value, out: &mut Vec<u8>) {
+    let Evaluation {
+        id,
+        decision,
+        rules,
+        rule_keys,
+    } = set.evaluate(run.id, at, seen);
+    uuid(out, id);
+    out.push(b'\t');
+    uuid(out, run.tenant_id);
+    out.push(b'\t');
+    match run.subject_id {
+        Some(subject) => uuid(out, subject),
+        None => out.extend_from_slice(b"\\N"),
+    }
+    out.push(b'\t');
+    uuid(out, run.id);
+    out.push(b'\t');
+    text(out, run.definition_key);
+    out.push(b'\t');
+    integer(out, i64::from(DEFINITION_VERSION));
+    out.push(b'\t');
+    text(out, set.key);
+    out.push(b'\t');
+    text(out, set.key);
+    out.push(b'\t');
+    integer(out, 1);
+    out.push(b'\t');
+    text(out, decision.as_str());
+    out.push(b'\t');
+    text(out, &rules.to_string());
+    out.push(b'\t');
+    out.push(b'{');
+    out.extend_from_slice(rule_keys.join(",").as_bytes());
+    out.push(b'}');
+    out.push(b'\t');
+    text(out, &seen.to_string());
+    out.push(b'\t');
+    milliseconds(out, 0.05 + (id.as_u64_pair().1 % 400) as f64 / 1000.0);
+    out.push(b'\t');
+    timestamp(out, at);
+    out.push(b'\n');
+}
