@@ -114,22 +114,88 @@ impl RuleBook {
                 ("large-amount", true, "signals.amount", "gt", json!(11800)),
                 ("high-velocity", true, "signals.velocity", "gt", json!(95)),
                 ("chargebacks", true, "signals.chargebacks", "gt", json!(2)),
-                ("new-device", true, "signals.device.ageDays", "lt", json!(30)),
+                (
+                    "new-device",
+                    true,
+                    "signals.device.ageDays",
+                    "lt",
+                    json!(30),
+                ),
                 ("vpn", true, "signals.device.vpn", "eq", json!(true)),
-                ("country-mismatch", true, "signals.device.countryMismatch", "eq", json!(true)),
-                ("sanctions-hit", true, "signals.hits.0.score", "gt", json!(0.98)),
-                ("expired-document", true, "signals.documentExpired", "eq", json!(true)),
+                (
+                    "country-mismatch",
+                    true,
+                    "signals.device.countryMismatch",
+                    "eq",
+                    json!(true),
+                ),
+                (
+                    "sanctions-hit",
+                    true,
+                    "signals.hits.0.score",
+                    "gt",
+                    json!(0.98),
+                ),
+                (
+                    "expired-document",
+                    true,
+                    "signals.documentExpired",
+                    "eq",
+                    json!(true),
+                ),
                 ("pep-match", true, "signals.pep", "eq", json!(true)),
-                ("very-low-kyc-score", false, "signals.kycScore", "lt", json!(0.005)),
-                ("very-large-amount", false, "signals.amount", "gt", json!(11950)),
+                (
+                    "very-low-kyc-score",
+                    false,
+                    "signals.kycScore",
+                    "lt",
+                    json!(0.005),
+                ),
+                (
+                    "very-large-amount",
+                    false,
+                    "signals.amount",
+                    "gt",
+                    json!(11950),
+                ),
                 ("burst", false, "signals.velocity", "gt", json!(98)),
                 ("implausible-age", false, "signals.age", "gt", json!(95)),
-                ("crypto-currency", false, "signals.currency", "eq", json!("BTC")),
-                ("adverse-media", false, "signals.hits.1.score", "gt", json!(0.99)),
-                ("risky-country", false, "signals.country", "in", json!(["RU", "IR"])),
+                (
+                    "crypto-currency",
+                    false,
+                    "signals.currency",
+                    "eq",
+                    json!("BTC"),
+                ),
+                (
+                    "adverse-media",
+                    false,
+                    "signals.hits.1.score",
+                    "gt",
+                    json!(0.99),
+                ),
+                (
+                    "risky-country",
+                    false,
+                    "signals.country",
+                    "in",
+                    json!(["RU", "IR"]),
+                ),
                 ("no-subject", false, "subjectRef", "missing", Value::Null),
-                ("old-device", false, "signals.device.ageDays", "gt", json!(3600)),
-                ("disposable-email", false, "signals.emailDomain", "eq", json!("mailinator.com")),
+                (
+                    "old-device",
+                    false,
+                    "signals.device.ageDays",
+                    "gt",
+                    json!(3600),
+                ),
+                (
+                    "disposable-email",
+                    false,
+                    "signals.emailDomain",
+                    "eq",
+                    json!("mailinator.com"),
+                ),
             ],
         );
         Self {
@@ -234,7 +300,10 @@ fn weighted(rng: &mut SmallRng, choices: &[(&str, f64)]) -> String {
         }
         left -= weight;
     }
-    choices.last().map(|(choice, _)| (*choice).to_owned()).unwrap_or_default()
+    choices
+        .last()
+        .map(|(choice, _)| (*choice).to_owned())
+        .unwrap_or_default()
 }
 
 /// Writes the rules and rule sets every tenant's evaluations name, version 1, published; a
