@@ -58,7 +58,14 @@ async fn measure(options: &Options) -> Result<serde_json::Value, Error> {
         .await?
         .map_err(Error::Invalid)?;
     let read_started = Instant::now();
-    let recorded = sample::read(&pool, options.tenant, &options.target, options.sample).await?;
+    let reads = version.reads();
+    let recorded = sample::read(
+        &pool,
+        options.tenant,
+        &options.target,
+        (options.sample, &reads),
+    )
+    .await?;
     let read_ms = read_started.elapsed().as_secs_f64() * 1000.0;
     let mut best = f64::MAX;
     let mut rules = 0i64;

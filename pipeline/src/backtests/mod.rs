@@ -157,7 +157,14 @@ async fn attempt(
         Ok(version) => version,
         Err(error) => return Ok(Ended::Failed(error)),
     };
-    let recorded = sample::read(pool, claimed.tenant, &claimed.target, claimed.sample).await?;
+    let reads = version.reads();
+    let recorded = sample::read(
+        pool,
+        claimed.tenant,
+        &claimed.target,
+        (claimed.sample, &reads),
+    )
+    .await?;
     let total = recorded.len();
     if !claimed.progress(pool, 0, total).await? {
         return Ok(Ended::LeaseLost);

@@ -19,7 +19,7 @@ mod call;
 mod cancel;
 mod circuit;
 mod evaluation;
-mod input_mapping;
+pub(crate) mod input_mapping;
 mod record;
 mod retry;
 mod rule_set;
