@@ -63,7 +63,7 @@ async fn measure(options: &Options) -> Result<serde_json::Value, Error> {
         &pool,
         options.tenant,
         &options.target,
-        (options.sample, &reads),
+        (options.sample, reads),
     )
     .await?;
     let read_ms = read_started.elapsed().as_secs_f64() * 1000.0;

@@ -162,7 +162,7 @@ async fn attempt(
         pool,
         claimed.tenant,
         &claimed.target,
-        (claimed.sample, &reads),
+        (claimed.sample, reads),
     )
     .await?;
     let total = recorded.len();

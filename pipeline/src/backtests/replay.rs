@@ -123,43 +123,15 @@ pub(crate) struct Replayed {
 }
 
 impl Version {
-    /// What its replay reads of each evaluation: the paths its field rules compare (all the
-    /// data for a workflow, or when a path is one the database would read otherwise than the
-    /// engine, such as a negative array index), and the recorded rules when it uses them.
+    /// What its replay reads of each evaluation: the recorded rules only when it uses them.
     pub(crate) fn reads(&self) -> Reads {
-        let (rules, needs_recorded): (Vec<&Rule>, bool) = match self {
-            Version::Rule { rule, .. } => (vec![rule], true),
-            Version::RuleSet { rules } => {
-                let rules: Vec<&Rule> = rules.iter().filter_map(|r| r.rule.as_ref()).collect();
-                let apps = rules.iter().any(|rule| matches!(rule, Rule::App(_)));
-                (rules, apps)
-            }
-            Version::Workflow { .. } => {
-                return Reads {
-                    paths: None,
-                    rules: true,
-                };
-            }
+        let rules = match self {
+            Version::Rule { .. } | Version::Workflow { .. } => true,
+            Version::RuleSet { rules } => rules
+                .iter()
+                .any(|rule| matches!(rule.rule, Some(Rule::App(_)))),
         };
-        let mut paths: Vec<String> = rules
-            .iter()
-            .filter_map(|rule| match rule {
-                Rule::Field(field) => Some(field.path.clone()),
-                Rule::App(_) => None,
-            })
-            .collect();
-        paths.sort();
-        paths.dedup();
-        let plain = |path: &String| {
-            path.split('.').all(|segment| {
-                !segment.is_empty()
-                    && (!segment.starts_with(['-', '+']) || segment.parse::<i64>().is_err())
-            })
-        };
-        Reads {
-            paths: paths.iter().all(plain).then_some(paths),
-            rules: needs_recorded,
-        }
+        Reads { rules }
     }
 
     pub(crate) fn replay(&self, recorded: &Recorded) -> Replayed {

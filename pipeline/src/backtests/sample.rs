@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::PgPool;
 use topics::backtests::{Sample, Target};
 use uuid::Uuid;
@@ -57,48 +57,21 @@ fn recorded_rule(rule: &Value) -> RecordedRule {
     }
 }
 
-/// What a replay reads of each recorded evaluation ([`Version::reads`]): the data's values at
-/// `paths` alone (a rule's or a rule set's field rules), or all of it (a workflow's dry run,
-/// whose steps' outputs flow); and the recorded rules' outcomes only when the replay uses them
-/// (a rule's, and a set's with app rules). A 5,000-evaluation sample of a 20-rule set is 9 MB
-/// whole and a few hundred KB so.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a replay reads of each recorded evaluation ([`Version::reads`](super::replay::Version::reads)):
+/// the data always, the recorded rules' outcomes only when the replay uses them (a rule's, and
+/// a set's with app rules). A 5,000-evaluation sample of a 20-rule set is 9.3 MB with its
+/// recorded rules and 2.2 MB without. (Reading only the values at the rules' paths costs the
+/// database more than sending the whole data: each path unpacks the compressed value again.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Reads {
-    pub(crate) paths: Option<Vec<String>>,
     pub(crate) rules: bool,
-}
-
-/// The columns of a sample read by `reads`; the projected paths bind from `$first`.
-fn columns(reads: &Reads, first: usize) -> String {
-    let rules = if reads.rules {
-        "rules"
-    } else {
-        "'[]'::jsonb AS rules"
-    };
-    let data = match &reads.paths {
-        None => "data".to_owned(),
-        Some(paths) => {
-            // Each path as [] when absent, [value] when present (a JSON null included).
-            let values: Vec<String> = (0..paths.len())
-                .map(|i| {
-                    let path = format!("${}::text[]", first + i);
-                    format!(
-                        "CASE WHEN data #> {path} IS NULL THEN '[]'::jsonb \
-                             ELSE jsonb_build_array(data #> {path}) END"
-                    )
-                })
-                .collect();
-            format!("jsonb_build_array({}) AS data", values.join(", "))
-        }
-    };
-    format!("id, subject_id, run_id, evaluated_at, decision, {rules}, {data}")
 }
 
 pub(crate) async fn read(
     pool: &PgPool,
     tenant: Uuid,
     target: &Target,
-    (sample, reads): (Sample, &Reads),
+    (sample, reads): (Sample, Reads),
 ) -> Result<Vec<Recorded>, Error> {
     let since = Utc::now() - chrono::Duration::days(i64::from(sample.last_days));
     let limit = i64::from(sample.limit);
@@ -107,63 +80,23 @@ pub(crate) async fn read(
         Target::RuleSet { key, .. } => ("rule_set_key = $3", key),
         Target::Workflow { key, .. } => return runs(pool, tenant, key, (since, limit)).await,
     };
-    let mut query = sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM rule_evaluations WHERE tenant_id = $1 AND evaluated_at >= $2 \
-         AND {filter} ORDER BY evaluated_at DESC, id DESC LIMIT $4",
-        columns(reads, 5)
+    let rules = if reads.rules {
+        "rules"
+    } else {
+        "'[]'::jsonb AS rules"
+    };
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT id, subject_id, run_id, evaluated_at, decision, {rules}, data \
+         FROM rule_evaluations WHERE tenant_id = $1 AND evaluated_at >= $2 AND {filter} \
+         ORDER BY evaluated_at DESC, id DESC LIMIT $4"
     )))
     .bind(tenant)
     .bind(since)
     .bind(key)
-    .bind(limit);
-    for path in reads.paths.iter().flatten() {
-        query = query.bind(path.split('.').collect::<Vec<_>>());
-    }
-    let rows = query.fetch_all(pool).await?;
-    Ok(rows
-        .into_iter()
-        .map(|row| {
-            let mut recorded = Recorded::from(row);
-            if let Some(paths) = &reads.paths {
-                recorded.data = projected(paths, &recorded.data);
-            }
-            recorded
-        })
-        .collect())
-}
-
-/// The data as far as `paths` reach: `values` holds, per path, `[]` when it was absent and
-/// `[value]` when present; each present value lands at its path, in objects made as needed.
-/// A path that reaches into a value another path brought whole is already there.
-fn projected(paths: &[String], values: &Value) -> Value {
-    let mut data = Map::new();
-    let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
-    for (path, value) in paths.iter().zip(values) {
-        let Some(value) = value.as_array().and_then(|present| present.first()) else {
-            continue;
-        };
-        let segments: Vec<&str> = path.split('.').collect();
-        insert(&mut data, &segments, value);
-    }
-    Value::Object(data)
-}
-
-/// `value` at `segments` under `node`, unless a value brought whole is in the way.
-fn insert(node: &mut Map<String, Value>, segments: &[&str], value: &Value) {
-    match segments {
-        [] => {}
-        [last] => {
-            node.insert((*last).to_owned(), value.clone());
-        }
-        [first, rest @ ..] => {
-            let child = node
-                .entry((*first).to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(fields) = child {
-                insert(fields, rest, value);
-            }
-        }
-    }
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(Recorded::from).collect())
 }
 
 /// The newest `limit` runs of workflow `key` with evaluations since `since`, each as one
@@ -233,46 +166,4 @@ async fn runs(
             Some(recorded)
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::stages::runs::input_mapping::resolve;
-
-    #[test]
-    fn a_projection_answers_every_path_as_the_whole_data_does() {
-        let whole = json!({"signals": {"score": 0.4, "pep": null, "hits": [{"score": 0.9}]},
-                           "channel": "web", "other": {"big": "x"}});
-        let paths: Vec<String> = [
-            "signals.score",
-            "signals.pep",
-            "signals.hits.0.score",
-            "signals.hits",
-            "missing.path",
-            "channel",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-        // What the query answers: [] for an absent path, [value] for a present one.
-        let values = Value::Array(
-            paths
-                .iter()
-                .map(|path| match resolve(&whole, path) {
-                    Some(value) => json!([value]),
-                    None => json!([]),
-                })
-                .collect(),
-        );
-        let data = projected(&paths, &values);
-        for path in &paths {
-            assert_eq!(resolve(&data, path), resolve(&whole, path), "{path}");
-        }
-        assert_eq!(data.get("other"), None, "nothing beyond the paths");
-        // A JSON null stays a null, distinct from an absent path.
-        assert_eq!(resolve(&data, "signals.pep"), Some(&Value::Null));
-    }
 }

@@ -19,7 +19,7 @@ mod call;
 mod cancel;
 mod circuit;
 mod evaluation;
-pub(crate) mod input_mapping;
+mod input_mapping;
 mod record;
 mod retry;
 mod rule_set;
