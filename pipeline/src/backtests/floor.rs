@@ -6,6 +6,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use futures::TryStreamExt;
 use serde_json::json;
 use sqlx::PgPool;
 use topics::backtests::{Sample, Target};
@@ -59,12 +60,15 @@ async fn measure(options: &Options) -> Result<serde_json::Value, Error> {
         .map_err(Error::Invalid)?;
     let read_started = Instant::now();
     let reads = version.reads();
-    let recorded = sample::read(
+    let recorded: Vec<_> = sample::read(
         &pool,
         options.tenant,
         &options.target,
         (options.sample, reads),
     )
+    .await?
+    .evaluations
+    .try_collect()
     .await?;
     let read_ms = read_started.elapsed().as_secs_f64() * 1000.0;
     let mut best = f64::MAX;

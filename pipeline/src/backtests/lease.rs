@@ -176,14 +176,22 @@ impl Claimed {
         Ok(renewed.rows_affected() == 1)
     }
 
-    pub(crate) async fn complete(&self, pool: &PgPool, summary: &Summary) -> Result<bool, Error> {
+    /// Completed with `summary`, over `done` evaluations.
+    pub(crate) async fn complete(
+        &self,
+        pool: &PgPool,
+        summary: &Summary,
+        done: usize,
+    ) -> Result<bool, Error> {
         let summary = serde_json::to_value(summary)
             .map_err(|error| Error::Contract(format!("a summary does not serialize: {error}")))?;
-        self.finish(pool, "completed", Some(summary), None).await
+        let done = i32::try_from(done).unwrap_or(i32::MAX);
+        self.finish(pool, ("completed", Some(done)), Some(summary), None)
+            .await
     }
 
     pub(crate) async fn fail(&self, pool: &PgPool, error: &str) -> Result<bool, Error> {
-        self.finish(pool, "failed", None, Some(error)).await
+        self.finish(pool, ("failed", None), None, Some(error)).await
     }
 
     /// An attempt that could not go on (the database went away): its error kept, the lease
@@ -203,17 +211,18 @@ impl Claimed {
         Ok(())
     }
 
+    /// Ends the attempt `status`, its progress `done` of `done` when given.
     async fn finish(
         &self,
         pool: &PgPool,
-        status: &str,
+        (status, done): (&str, Option<i32>),
         summary: Option<serde_json::Value>,
         error: Option<&str>,
     ) -> Result<bool, Error> {
         let finished = sqlx::query(
             "UPDATE backtests SET status = $3, summary = $4, error = $5, finished_at = now(), \
-               progress_done = CASE WHEN $3 = 'completed' THEN progress_total \
-                                    ELSE progress_done END, \
+               progress_done = coalesce($6, progress_done), \
+               progress_total = coalesce($6, progress_total), \
                lease_id = NULL, running_until = NULL \
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )
@@ -222,6 +231,7 @@ impl Claimed {
         .bind(status)
         .bind(summary)
         .bind(error)
+        .bind(done)
         .execute(pool)
         .await?;
         Ok(finished.rows_affected() == 1)

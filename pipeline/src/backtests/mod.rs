@@ -4,7 +4,7 @@
 //!   [`Runner::sweep`] starts any whose lease expired (its worker died, or the database went
 //!   away mid-way); progress writes renew the lease; only the lease's holder finishes it;
 //! - [`version`]: the version to replay, named rules resolved once per attempt;
-//! - [`sample`]: the recorded evaluations it replays, read before the replay;
+//! - [`sample`]: the recorded evaluations it replays, counted, then replayed as they arrive;
 //! - [`replay`]: the version over each one, apps never called;
 //! - [`summary`]: the tally, written once with `completed`;
 //! - [`floor`]: `pipeline replay-floor`, the benchmark's in-process floor.
@@ -25,6 +25,7 @@ mod version;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::TryStreamExt;
 use sqlx::PgPool;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -128,7 +129,7 @@ impl Runner {
     async fn execute(&self, claimed: &Claimed) -> Result<(), Error> {
         let started = Instant::now();
         let written = match attempt(&self.pool, claimed, self.pace, started).await? {
-            Ended::Completed(summary) => claimed.complete(&self.pool, &summary).await?,
+            Ended::Completed(summary, done) => claimed.complete(&self.pool, &summary, done).await?,
             Ended::Failed(error) => claimed.fail(&self.pool, &error).await?,
             Ended::LeaseLost => false,
         };
@@ -141,7 +142,8 @@ impl Runner {
 
 /// How an attempt ended.
 enum Ended {
-    Completed(readers::backtests::Summary),
+    /// The summary, and the evaluations it counted.
+    Completed(readers::backtests::Summary, usize),
     Failed(String),
     /// Another worker holds the lease now: this one writes nothing more.
     LeaseLost,
@@ -158,22 +160,25 @@ async fn attempt(
         Err(error) => return Ok(Ended::Failed(error)),
     };
     let reads = version.reads();
-    let recorded = sample::read(
+    let sample::Reading {
+        total,
+        mut evaluations,
+    } = sample::read(
         pool,
         claimed.tenant,
         &claimed.target,
         (claimed.sample, reads),
     )
     .await?;
-    let total = recorded.len();
     if !claimed.progress(pool, 0, total).await? {
         return Ok(Ended::LeaseLost);
     }
     let mut tally = Tally::default();
     let mut written = Instant::now();
-    for (index, evaluation) in recorded.iter().enumerate() {
-        tally.add(evaluation, &version.replay(evaluation));
-        let done = index + 1;
+    let mut done = 0;
+    while let Some(evaluation) = evaluations.try_next().await? {
+        tally.add(&evaluation, &version.replay(&evaluation));
+        done += 1;
         if done % PACED_ROWS == 0 {
             if pace.is_zero() {
                 tokio::task::yield_now().await;
@@ -181,8 +186,9 @@ async fn attempt(
                 tokio::time::sleep(pace).await;
             }
         }
+        // Evaluations recorded since the count may add to a sample short of its limit.
         if written.elapsed() >= PROGRESS_EVERY && done < total {
-            if !claimed.progress(pool, done, total).await? {
+            if !claimed.progress(pool, done, total.max(done)).await? {
                 return Ok(Ended::LeaseLost);
             }
             written = Instant::now();
@@ -190,5 +196,6 @@ async fn attempt(
     }
     Ok(Ended::Completed(
         tally.finish(started.elapsed().as_secs_f64() * 1000.0),
+        done,
     ))
 }

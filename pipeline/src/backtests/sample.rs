@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use futures::stream::{BoxStream, StreamExt};
 use serde_json::Value;
 use sqlx::PgPool;
 use topics::backtests::{Sample, Target};
@@ -67,36 +68,63 @@ pub(crate) struct Reads {
     pub(crate) rules: bool,
 }
 
-pub(crate) async fn read(
-    pool: &PgPool,
+/// A sample as it is read: how many evaluations it holds (counted first), and each of them in
+/// turn as it arrives, so the replay runs while the database still sends the rest.
+pub(crate) struct Reading<'p> {
+    pub(crate) total: usize,
+    pub(crate) evaluations: BoxStream<'p, Result<Recorded, Error>>,
+}
+
+pub(crate) async fn read<'p>(
+    pool: &'p PgPool,
     tenant: Uuid,
     target: &Target,
     (sample, reads): (Sample, Reads),
-) -> Result<Vec<Recorded>, Error> {
+) -> Result<Reading<'p>, Error> {
     let since = Utc::now() - chrono::Duration::days(i64::from(sample.last_days));
     let limit = i64::from(sample.limit);
     let (filter, key) = match target {
-        Target::Rule { key, .. } => ("rule_keys @> ARRAY[$3]", key),
-        Target::RuleSet { key, .. } => ("rule_set_key = $3", key),
-        Target::Workflow { key, .. } => return runs(pool, tenant, key, (since, limit)).await,
+        Target::Rule { key, .. } => ("rule_keys @> ARRAY[$3]", key.clone()),
+        Target::RuleSet { key, .. } => ("rule_set_key = $3", key.clone()),
+        Target::Workflow { key, .. } => {
+            let runs = runs(pool, tenant, key, (since, limit)).await?;
+            return Ok(Reading {
+                total: runs.len(),
+                evaluations: futures::stream::iter(runs.into_iter().map(Ok)).boxed(),
+            });
+        }
     };
+    let matching =
+        format!("FROM rule_evaluations WHERE tenant_id = $1 AND evaluated_at >= $2 AND {filter}");
+    let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT count(*) FROM (SELECT 1 {matching} LIMIT $4) AS sample"
+    )))
+    .bind(tenant)
+    .bind(since)
+    .bind(&key)
+    .bind(limit)
+    .fetch_one(pool)
+    .await?;
     let rules = if reads.rules {
         "rules"
     } else {
         "'[]'::jsonb AS rules"
     };
-    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT id, subject_id, run_id, evaluated_at, decision, {rules}, data \
-         FROM rule_evaluations WHERE tenant_id = $1 AND evaluated_at >= $2 AND {filter} \
+    let evaluations = sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
+        "SELECT id, subject_id, run_id, evaluated_at, decision, {rules}, data {matching} \
          ORDER BY evaluated_at DESC, id DESC LIMIT $4"
     )))
     .bind(tenant)
     .bind(since)
     .bind(key)
     .bind(limit)
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().map(Recorded::from).collect())
+    .fetch(pool)
+    .map(|row| row.map(Recorded::from).map_err(Error::from))
+    .boxed();
+    Ok(Reading {
+        total: usize::try_from(total).unwrap_or_default(),
+        evaluations,
+    })
 }
 
 /// The newest `limit` runs of workflow `key` with evaluations since `since`, each as one
