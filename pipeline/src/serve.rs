@@ -82,7 +82,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         stop: stop.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;
-    let backtests = Runner::new(pool.clone(), config.backtest_pace);
+    let backtests = Runner::new(&pool, config.backtest_pace, stop.clone());
     let stages = [
         consuming.spawn(AppsStage),
         consuming.spawn(InstallsStage),
@@ -94,7 +94,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(CasesStage),
         consuming.spawn(BacktestsStage::new(backtests.clone())),
     ];
-    let sweep = tokio::spawn(backtests.sweep(stop.clone()));
+    let sweep = tokio::spawn(backtests.sweep());
     let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),
         producer.clone(),

@@ -194,6 +194,34 @@ impl Claimed {
         self.finish(pool, ("failed", None), None, Some(error)).await
     }
 
+    /// Renews the lease; `false` when it is no longer this worker's.
+    pub(crate) async fn renew(&self, pool: &PgPool) -> Result<bool, Error> {
+        let renewed = sqlx::query(
+            "UPDATE backtests SET running_until = now() + make_interval(secs => $3) \
+             WHERE id = $1 AND lease_id = $2 AND status = 'running'",
+        )
+        .bind(self.id)
+        .bind(self.lease)
+        .bind(LEASE.as_secs_f64())
+        .execute(pool)
+        .await?;
+        Ok(renewed.rows_affected() == 1)
+    }
+
+    /// The worker stops: the lease expires now and the attempt is not counted, so the next
+    /// worker's sweep starts the backtest at once.
+    pub(crate) async fn give_back(&self, pool: &PgPool) -> Result<(), Error> {
+        sqlx::query(
+            "UPDATE backtests SET running_until = now(), attempts = greatest(attempts - 1, 0) \
+             WHERE id = $1 AND lease_id = $2 AND status = 'running'",
+        )
+        .bind(self.id)
+        .bind(self.lease)
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
+
     /// An attempt that could not go on (the database went away): its error kept, the lease
     /// given back to expire after a delay growing with the attempts, when a sweep tries again.
     pub(crate) async fn release(&self, pool: &PgPool, error: &str) -> Result<(), Error> {

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -50,22 +51,37 @@ const SWEEP_EVERY: Duration = Duration::from_secs(2);
 /// Backtests one worker runs at once: each takes a core while it replays.
 const SLOTS: usize = 2;
 
+/// How often a running backtest's lease is renewed, whatever the attempt is doing (reading a
+/// version, counting its sample, waiting for the first row).
+const HEARTBEAT: Duration = Duration::from_secs(5);
+
 /// Runs the backtests of this worker.
 #[derive(Debug, Clone)]
 pub struct Runner {
+    /// Connections of the backtests' own (a sample's read holds one while the replay runs),
+    /// so the stages never wait for one behind a backtest.
     pool: PgPool,
     /// A pause after every [`PACED_ROWS`] replayed evaluations (`BACKTEST_PACE_MS`), leaving
     /// the cores to the other stages on a small machine.
     pace: Duration,
     slots: Arc<Semaphore>,
+    /// The worker stopping: running backtests give their lease back, their attempt uncounted.
+    stop: CancellationToken,
 }
 
 impl Runner {
-    pub fn new(pool: PgPool, pace: Duration) -> Self {
+    /// A runner on connections of its own, made like `pool`'s.
+    pub fn new(pool: &PgPool, pace: Duration, stop: CancellationToken) -> Self {
+        let connections = u32::try_from(2 * SLOTS).unwrap_or(4);
+        let pool = PgPoolOptions::new()
+            .max_connections(connections)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_lazy_with((*pool.connect_options()).clone());
         Self {
             pool,
             pace,
             slots: Arc::new(Semaphore::new(SLOTS)),
+            stop,
         }
     }
 
@@ -86,14 +102,17 @@ impl Runner {
     }
 
     /// Starts backtests whose lease expired, and fails those out of attempts, every two
-    /// seconds until stopped.
-    pub(crate) async fn sweep(self, stop: CancellationToken) {
-        periodic::every(SWEEP_EVERY, SWEEP_EVERY, stop, || async {
+    /// seconds until the worker stops.
+    pub(crate) async fn sweep(self) {
+        periodic::every(SWEEP_EVERY, SWEEP_EVERY, self.stop.clone(), || async {
             if let Err(error) = self.sweep_once().await {
                 tracing::warn!(%error, "backtests not swept");
             }
         })
         .await;
+        // Stopped: the running backtests give their leases back; wait for them, briefly.
+        let all = u32::try_from(SLOTS).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.slots.acquire_many(all)).await;
     }
 
     async fn sweep_once(&self) -> Result<(), Error> {
@@ -118,17 +137,30 @@ impl Runner {
             svc.backtest_id = %claimed.id,
             svc.definition.key = %claimed.target.key(),
         );
-        if let Err(error) = self.execute(&claimed).instrument(span).await {
-            tracing::warn!(backtest = %claimed.id, %error, "backtest attempt failed");
-            if let Err(error) = claimed.release(&self.pool, &error.to_string()).await {
-                tracing::warn!(backtest = %claimed.id, %error, "backtest lease not released");
+        let lost = CancellationToken::new();
+        let heartbeat = tokio::spawn(heartbeat(self.pool.clone(), claimed.clone(), lost.clone()));
+        let ended = tokio::select! {
+            ended = self.execute(&claimed, &lost).instrument(span) => Some(ended),
+            () = self.stop.cancelled() => None,
+        };
+        heartbeat.abort();
+        let released = match ended {
+            Some(Ok(())) => Ok(()),
+            Some(Err(error)) => {
+                tracing::warn!(backtest = %claimed.id, %error, "backtest attempt failed");
+                claimed.release(&self.pool, &error.to_string()).await
             }
+            // Stopping: the next worker starts it at once, this attempt not counted.
+            None => claimed.give_back(&self.pool).await,
+        };
+        if let Err(error) = released {
+            tracing::warn!(backtest = %claimed.id, %error, "backtest lease not released");
         }
     }
 
-    async fn execute(&self, claimed: &Claimed) -> Result<(), Error> {
+    async fn execute(&self, claimed: &Claimed, lost: &CancellationToken) -> Result<(), Error> {
         let started = Instant::now();
-        let written = match attempt(&self.pool, claimed, self.pace, started).await? {
+        let written = match attempt(&self.pool, claimed, (self.pace, lost), started).await? {
             Ended::Completed(summary, done) => claimed.complete(&self.pool, &summary, done).await?,
             Ended::Failed(error) => claimed.fail(&self.pool, &error).await?,
             Ended::LeaseLost => false,
@@ -137,6 +169,24 @@ impl Runner {
             tracing::warn!(backtest = %claimed.id, "backtest lease taken over; its result dropped");
         }
         Ok(())
+    }
+}
+
+/// Renews `claimed`'s lease every [`HEARTBEAT`] until aborted; cancels `lost` once the lease
+/// is another worker's.
+async fn heartbeat(pool: PgPool, claimed: Claimed, lost: CancellationToken) {
+    loop {
+        tokio::time::sleep(HEARTBEAT).await;
+        match claimed.renew(&pool).await {
+            Ok(true) => {}
+            Ok(false) => {
+                lost.cancel();
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(backtest = %claimed.id, %error, "backtest lease not renewed")
+            }
+        }
     }
 }
 
@@ -152,7 +202,7 @@ enum Ended {
 async fn attempt(
     pool: &PgPool,
     claimed: &Claimed,
-    pace: Duration,
+    (pace, lost): (Duration, &CancellationToken),
     started: Instant,
 ) -> Result<Ended, Error> {
     let version = match version::load(pool, claimed.tenant, &claimed.target).await? {
@@ -177,6 +227,9 @@ async fn attempt(
     let mut written = Instant::now();
     let mut done = 0;
     while let Some(evaluation) = evaluations.try_next().await? {
+        if lost.is_cancelled() {
+            return Ok(Ended::LeaseLost);
+        }
         tally.add(&evaluation, &version.replay(&evaluation));
         done += 1;
         if done % PACED_ROWS == 0 {
@@ -186,9 +239,10 @@ async fn attempt(
                 tokio::time::sleep(pace).await;
             }
         }
-        // Evaluations recorded since the count may add to a sample short of its limit.
+        // Evaluations recorded since the count may add to a sample short of its limit: the
+        // completion writes what was done.
         if written.elapsed() >= PROGRESS_EVERY && done < total {
-            if !claimed.progress(pool, done, total.max(done)).await? {
+            if !claimed.progress(pool, done, total).await? {
                 return Ok(Ended::LeaseLost);
             }
             written = Instant::now();

@@ -1,7 +1,8 @@
 //! The recorded evaluations a backtest replays: the newest `limit` of the last `lastDays` days
 //! (SPEC §2.7's `sample`) of the evaluations that ran the rule, of the rule set, or, for a
 //! workflow, of its runs (each run once: its evaluations' combined decision, the data of its
-//! newest one). Newest first, read once before the replay: at most 5,000 rows.
+//! newest one). Newest first, at most 5,000: counted, then streamed to the replay as the rows
+//! arrive (a workflow's runs are gathered first).
 
 use std::collections::HashMap;
 

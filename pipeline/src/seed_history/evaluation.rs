@@ -208,7 +208,9 @@ impl RuleBook {
 impl RuleSet {
     /// Evaluates the set over `data`, as a run at `at` (microseconds) would have recorded it.
     pub(super) fn evaluate(&self, run: Uuid, at: i64, data: &Value) -> Evaluation {
-        let mut rng = SmallRng::seed_from_u64(random::mix(run.as_u64_pair().0 ^ self.seed()));
+        // Both halves of the run's id: a v7 id's first half is mostly its millisecond.
+        let (high, low) = run.as_u64_pair();
+        let mut rng = SmallRng::seed_from_u64(random::mix(high ^ random::mix(low ^ self.seed())));
         let mut recorded = Vec::with_capacity(self.rules.len());
         let mut outcomes = Vec::with_capacity(self.rules.len());
         let mut keys = Vec::new();
@@ -377,6 +379,7 @@ mod tests {
             (6, 20)
         );
         let mut decisions = [0; 3];
+        let mut ids = std::collections::HashSet::new();
         for n in 0..500 {
             let seen = data(run(n), CONTEXT);
             let evaluation = book
@@ -394,6 +397,10 @@ mod tests {
                 assert_eq!(recorded["key"].is_string(), seeded.named);
             }
             decisions[evaluation.decision as usize] += 1;
+            assert!(
+                ids.insert(evaluation.id),
+                "runs of one millisecond get distinct ids"
+            );
             assert_eq!(
                 book.risk_checks
                     .evaluate(run(n), 1_700_000_000_000_000, &seen)

@@ -28,7 +28,8 @@ const EVALUATIONS: i64 = 5000;
 #[ignore = "started as a child process by the backtest tests"]
 async fn backtest_worker_process() {
     let pool = database().await;
-    let stage = BacktestsStage::new(BacktestRunner::new(pool.clone(), PACE));
+    let runner = BacktestRunner::new(&pool, PACE, tokio_util::sync::CancellationToken::new());
+    let stage = BacktestsStage::new(runner);
     let handler = StageHandler::new(stage, pool.clone(), None);
     WorkerProcess::serve(Counting(handler, pool)).await;
 }
@@ -199,7 +200,8 @@ async fn a_backtest_whose_worker_is_killed_mid_way_is_run_again_and_counted_once
         b.status == "completed"
     })
     .await;
-    assert_eq!(done.attempts, 2);
+    // Two at least: the killed one and the sweep's (a busy machine may need another).
+    assert!(done.attempts >= 2, "{done:?}");
     assert_eq!(done.progress_done, done.progress_total);
     assert_counted_once(&done.summary.expect("a summary"));
 }
@@ -214,7 +216,14 @@ async fn two_workers_given_the_same_backtest_run_it_once() {
     let one = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
     let other = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
     let (id, command) = start(&topic, tenant).await;
-    let done = wait_until(&pool, id, Duration::from_secs(120), |b| {
+    // Running for seconds under one worker's lease, renewed, while the other and the stack's
+    // sweep look on: never a second attempt.
+    let running = wait_until(&pool, id, Duration::from_secs(90), |b| {
+        b.status == "running" && b.progress_done > 0
+    })
+    .await;
+    assert_eq!(running.attempts, 1);
+    wait_until(&pool, id, Duration::from_secs(120), |b| {
         b.status == "completed"
     })
     .await;
@@ -227,8 +236,7 @@ async fn two_workers_given_the_same_backtest_run_it_once() {
     other.kill();
     let after = standing(&pool, id).await.expect("backtest");
     assert_eq!((after.attempts, after.status.as_str()), (1, "completed"));
-    assert_eq!(after.summary, done.summary);
-    assert_counted_once(&done.summary.expect("a summary"));
+    assert_counted_once(&after.summary.expect("a summary"));
 }
 
 /// Inserts backtest `id` of rule `score` version 2 as a worker would leave it.
