@@ -110,7 +110,12 @@ impl Runner {
             }
         })
         .await;
-        // Stopped: the running backtests give their leases back; wait for them, briefly.
+        self.drained().await;
+    }
+
+    /// Once the worker stops: waits (10 s at most) for its running backtests to give their
+    /// leases back.
+    pub async fn drained(&self) {
         let all = u32::try_from(SLOTS).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(Duration::from_secs(10), self.slots.acquire_many(all)).await;
     }

@@ -28,10 +28,15 @@ const EVALUATIONS: i64 = 5000;
 #[ignore = "started as a child process by the backtest tests"]
 async fn backtest_worker_process() {
     let pool = database().await;
-    let runner = BacktestRunner::new(&pool, PACE, tokio_util::sync::CancellationToken::new());
-    let stage = BacktestsStage::new(runner);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let runner = BacktestRunner::new(&pool, PACE, stop.clone());
+    let stage = BacktestsStage::new(runner.clone());
     let handler = StageHandler::new(stage, pool.clone(), None);
+    // Until SIGTERM (or a SIGKILL); then, as the pipeline does, its backtests give their
+    // leases back before it exits.
     WorkerProcess::serve(Counting(handler, pool)).await;
+    stop.cancel();
+    runner.drained().await;
 }
 
 fn spawn_worker(topic: &str, group: &str) -> WorkerProcess {
@@ -203,6 +208,30 @@ async fn a_backtest_whose_worker_is_killed_mid_way_is_run_again_and_counted_once
     // Two at least: the killed one and the sweep's (a busy machine may need another).
     assert!(done.attempts >= 2, "{done:?}");
     assert_eq!(done.progress_done, done.progress_total);
+    assert_counted_once(&done.summary.expect("a summary"));
+}
+
+#[tokio::test]
+async fn a_worker_stopped_mid_way_gives_its_backtest_back_uncounted() {
+    let pool = database().await;
+    let tenant = tenant_with_evaluations(&pool).await;
+    let topic = fresh_topic().await;
+    let worker = spawn_worker(&topic, &format!("backtests-{}", Uuid::new_v4().simple()));
+    let (id, _) = start(&topic, tenant).await;
+    wait_until(&pool, id, Duration::from_secs(90), |b| {
+        b.status == "running" && b.progress_done > 0
+    })
+    .await;
+    worker.terminate().await;
+    // Given back, its attempt uncounted (0), unless a sweep already took it (1).
+    let stopped = standing(&pool, id).await.expect("backtest");
+    assert!(stopped.attempts <= 1, "{stopped:?}");
+    // Its lease expired as it stopped: a sweep of the stack's pipeline runs it as attempt 1.
+    let done = wait_until(&pool, id, Duration::from_secs(60), |b| {
+        b.status == "completed"
+    })
+    .await;
+    assert_eq!(done.attempts, 1, "{done:?}");
     assert_counted_once(&done.summary.expect("a summary"));
 }
 
