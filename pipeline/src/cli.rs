@@ -91,14 +91,9 @@ pub fn main() -> ExitCode {
             rounds,
             database_url,
         } => {
-            let target = match kind.as_str() {
-                "rule" => Target::Rule { key, version },
-                "rule_set" => Target::RuleSet { key, version },
-                "workflow" => Target::Workflow { key, version },
-                _ => {
-                    eprintln!("replay-floor: --kind is rule, rule_set or workflow");
-                    return ExitCode::FAILURE;
-                }
+            let Some(target) = Target::of(&kind, key, version) else {
+                eprintln!("replay-floor: --kind is rule, rule_set or workflow");
+                return ExitCode::FAILURE;
             };
             crate::backtests::floor_main(crate::backtests::FloorOptions {
                 database_url,

@@ -16,6 +16,16 @@ pub enum Target {
 }
 
 impl Target {
+    /// The target of definition kind `kind` (`rule`, `rule_set`, `workflow`), if it is one.
+    pub fn of(kind: &str, key: String, version: i32) -> Option<Self> {
+        match kind {
+            "rule" => Some(Target::Rule { key, version }),
+            "rule_set" => Some(Target::RuleSet { key, version }),
+            "workflow" => Some(Target::Workflow { key, version }),
+            _ => None,
+        }
+    }
+
     /// The definition kind, as definitions name it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -42,13 +52,9 @@ impl Target {
     }
 }
 
-/// Which recorded evaluations it replays: the newest `limit` of the last `last_days` days.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Sample {
-    pub last_days: i32,
-    pub limit: i32,
-}
+/// Which recorded evaluations it replays: the newest `limit` of the last `last_days` days, as
+/// the backtest shows it.
+pub use readers::backtests::Sample;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -107,22 +107,8 @@ pub(crate) async fn claim_next(pool: &PgPool) -> Result<Option<Claimed>, Error> 
 }
 
 fn claimed(row: Row, lease: Uuid) -> Option<Claimed> {
-    let target = match row.kind.as_str() {
-        "rule" => Target::Rule {
-            key: row.key,
-            version: row.version,
-        },
-        "rule_set" => Target::RuleSet {
-            key: row.key,
-            version: row.version,
-        },
-        "workflow" => Target::Workflow {
-            key: row.key,
-            version: row.version,
-        },
-        // The table's CHECK allows no other kind.
-        _ => return None,
-    };
+    // The table's CHECK allows no other kind.
+    let target = Target::of(&row.kind, row.key, row.version)?;
     Some(Claimed {
         id: row.id,
         tenant: row.tenant_id,
