@@ -26,7 +26,6 @@ mod internal_api;
 mod kernel;
 mod limits;
 mod module_cache;
-mod outbound;
 mod routes;
 mod secrets;
 mod serve;

@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::internal_api::InternalApi;
 use crate::limits::Admission;
 use crate::module_cache::ModuleCache;
-use crate::outbound::OutboundClient;
+use outbound::OutboundClient;
 
 /// Instance slots beyond the calls in flight: inspections and a margin for instances still
 /// being torn down.

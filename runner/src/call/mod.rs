@@ -14,8 +14,8 @@ use wasmtime::{StoreLimits, StoreLimitsBuilder};
 
 use crate::documents::DocumentAccess;
 use crate::kernel::arena::Arena;
-use crate::outbound::{ApprovedHosts, OutboundClient, RequestBudget};
 use crate::secrets::Secrets;
+use outbound::{ApprovedHosts, OutboundClient, RequestBudget};
 
 use self::logs::LogSink;
 use self::vars::Vars;

@@ -12,7 +12,7 @@ use wasmtime::Caller;
 use super::{failure, reply_json};
 use crate::call::CallState;
 use crate::kernel::argument;
-use crate::outbound::{OutboundError, OutboundRequest, OutboundResponse, request_timeout};
+use outbound::{OutboundError, OutboundRequest, OutboundResponse, request_timeout};
 
 /// Sends `request` within the call's budget and remaining deadline. Runs on the call's blocking
 /// thread; the async client runs on the service's runtime.

@@ -11,7 +11,7 @@ use super::{MODULE, argument, reply, text_argument, trap};
 use crate::call::CallState;
 use crate::call::logs::Level;
 use crate::host::vendor_http;
-use crate::outbound::OutboundRequest;
+use outbound::OutboundRequest;
 
 type C<'a> = Caller<'a, CallState>;
 

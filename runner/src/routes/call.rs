@@ -20,10 +20,10 @@ use crate::call::{CallContext, Export, Outbound};
 use crate::contract::{self, Definition};
 use crate::documents::DocumentAccess;
 use crate::engine::{Compiled, MAX_MEMORY_BYTES};
-use crate::outbound::ApprovedHosts;
 use crate::secrets::Secrets;
 use crate::state::State;
 use crate::{Error, Issue};
+use outbound::ApprovedHosts;
 use schema::module::Sha256;
 
 /// Memory of a module whose caller did not say and which declares no maximum of its own

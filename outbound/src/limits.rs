@@ -18,7 +18,7 @@ pub(crate) const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The timeout of one vendor request: the module's wish (default 10 s, at most 30 s), cut to what
 /// is left of the call's deadline so a request never outlives the call that made it.
-pub(crate) fn request_timeout(requested_ms: Option<u64>, remaining: Duration) -> Duration {
+pub fn request_timeout(requested_ms: Option<u64>, remaining: Duration) -> Duration {
     let wanted = requested_ms.map_or(DEFAULT_REQUEST_TIMEOUT, Duration::from_millis);
     wanted.min(MAX_REQUEST_TIMEOUT).min(remaining)
 }

@@ -1,5 +1,5 @@
 //! The one HTTP client of the wasm host functions (kernel `http_request` and platform
-//! `http_send`). Each hop of a request is approved (`hosts`), connected through a resolver that
+//! `http_send`) and of deliveries to webhook endpoints. Each hop of a request is approved (`hosts`), connected through a resolver that
 //! only yields allowed addresses (`resolve`), checked against the address actually connected to,
 //! and bounded in time and size.
 
@@ -13,14 +13,14 @@ use tokio::time::Instant;
 use tracing::{Instrument, Span, field};
 use url::Url;
 
-use super::body::read_limited;
-use super::error::OutboundError;
-use super::hop::Hop;
-use super::hosts::{ApprovedHosts, Target};
-use super::limits::MAX_REDIRECTS;
-use super::message::{OutboundRequest, OutboundResponse};
-use super::redirect::next_hop;
-use super::resolve::{LocalhostResolver, PublicResolver, SystemResolver};
+use crate::body::{read_limited, read_prefix};
+use crate::error::OutboundError;
+use crate::hop::Hop;
+use crate::hosts::{ApprovedHosts, Target};
+use crate::limits::MAX_REDIRECTS;
+use crate::message::{OutboundRequest, OutboundResponse};
+use crate::redirect::next_hop;
+use crate::resolve::{LocalhostResolver, PublicResolver, SystemResolver};
 
 /// Idle keep-alive connections are dropped after this; vendors are called in bursts per call.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,6 +33,15 @@ pub struct OutboundClient {
     /// Only the approved development name `localhost`, answered as loopback. A separate client
     /// keeps loopback out of the public resolver entirely.
     localhost: reqwest::Client,
+}
+
+/// How much of a response body is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseBody {
+    /// All of it, refused past `MAX_RESPONSE_BYTES`: what a module gets.
+    Whole,
+    /// Its first bytes, up to this many; the rest is left unread: what a delivery records.
+    Prefix(usize),
 }
 
 /// What one hop ended in.
@@ -64,6 +73,18 @@ impl OutboundClient {
         request: OutboundRequest,
         timeout: Duration,
     ) -> Result<OutboundResponse, OutboundError> {
+        self.send_keeping(hosts, request, timeout, ResponseBody::Whole)
+            .await
+    }
+
+    /// [`OutboundClient::send`], keeping `kept` of the response body.
+    pub async fn send_keeping(
+        &self,
+        hosts: &ApprovedHosts,
+        request: OutboundRequest,
+        timeout: Duration,
+        kept: ResponseBody,
+    ) -> Result<OutboundResponse, OutboundError> {
         let first = Hop::from_request(request)?;
         if timeout.is_zero() {
             // Nothing is left of the call: do not even connect.
@@ -73,7 +94,10 @@ impl OutboundClient {
         let origin = first.url.clone();
         let mut hop = first;
         for _ in 0..=MAX_REDIRECTS {
-            match self.traced_step(deadline, hosts, &origin, &hop).await? {
+            match self
+                .traced_step(deadline, (hosts, kept), &origin, &hop)
+                .await?
+            {
                 Step::Done(response) => return Ok(response),
                 Step::Redirect(next) => hop = next,
             }
@@ -87,12 +111,12 @@ impl OutboundClient {
     async fn traced_step(
         &self,
         deadline: Instant,
-        hosts: &ApprovedHosts,
+        approved: (&ApprovedHosts, ResponseBody),
         origin: &Url,
         hop: &Hop,
     ) -> Result<Step, OutboundError> {
         let span = vendor_span(hop);
-        let step = tokio::time::timeout_at(deadline, self.step(hosts, origin, hop))
+        let step = tokio::time::timeout_at(deadline, self.step(approved, origin, hop))
             .instrument(span.clone())
             .await
             .unwrap_or(Err(OutboundError::Timeout));
@@ -105,7 +129,7 @@ impl OutboundClient {
 
     async fn step(
         &self,
-        hosts: &ApprovedHosts,
+        (hosts, kept): (&ApprovedHosts, ResponseBody),
         origin: &Url,
         hop: &Hop,
     ) -> Result<Step, OutboundError> {
@@ -124,7 +148,10 @@ impl OutboundClient {
                 (name.as_str().to_owned(), value)
             })
             .collect();
-        let body = read_limited(response, hop.method == Method::HEAD).await?;
+        let body = match kept {
+            ResponseBody::Whole => read_limited(response, hop.method == Method::HEAD).await?,
+            ResponseBody::Prefix(max) => read_prefix(response, max).await?,
+        };
         Ok(Step::Done(OutboundResponse {
             status: status.as_u16(),
             headers,

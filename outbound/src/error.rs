@@ -3,7 +3,7 @@
 
 use std::error::Error as StdError;
 
-use super::resolve::NoPublicAddress;
+use crate::resolve::NoPublicAddress;
 
 /// A vendor request the runner refused or could not complete.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,12 +15,12 @@ pub enum OutboundError {
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     /// The request or response body is over its limit.
-    #[error("body over {} bytes", super::limits::MAX_RESPONSE_BYTES)]
+    #[error("body over {} bytes", crate::limits::MAX_RESPONSE_BYTES)]
     TooLarge,
     /// The call already sent its allowance of requests.
     #[error(
         "more than {} requests in one call",
-        super::limits::MAX_REQUESTS_PER_CALL
+        crate::limits::MAX_REQUESTS_PER_CALL
     )]
     TooManyRequests,
     /// The exchange did not finish within its timeout.

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
 
-use super::error::OutboundError;
+use crate::error::OutboundError;
 
 /// The approved host list of one install. Entries are matched case-insensitively; an entry that
 /// is none of the shapes the manifest allows matches nothing, so a bad entry can never widen
@@ -139,10 +139,19 @@ impl ApprovedHosts {
 }
 
 impl Target {
+    /// Whether this target is this machine (a development entry).
+    pub(crate) fn is_loopback(&self) -> bool {
+        match self {
+            Target::Name(_) => false,
+            Target::Localhost => true,
+            Target::Ipv4(ip) => ip.is_loopback(),
+        }
+    }
+
     /// Whether the address actually connected to is one this target may reach.
     pub(crate) fn accepts(&self, connected: IpAddr) -> bool {
         match self {
-            Target::Name(_) => super::address::is_public(connected),
+            Target::Name(_) => crate::address::is_public(connected),
             Target::Localhost => {
                 connected == IpAddr::V4(Ipv4Addr::LOCALHOST)
                     || connected == IpAddr::V6(Ipv6Addr::LOCALHOST)

@@ -7,8 +7,8 @@ use http::header::{self, HeaderMap};
 use http::{Method, StatusCode};
 use url::Url;
 
-use super::error::OutboundError;
-use super::hop::Hop;
+use crate::error::OutboundError;
+use crate::hop::Hop;
 
 /// The request a redirect response leads to; `None` when the response is not a redirect to
 /// follow (it is then handed to the module as it is, like a 304 or a 3xx without `Location`).

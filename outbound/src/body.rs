@@ -1,12 +1,13 @@
-//! Reading a vendor's response body without ever holding more than the limit: a declared length
-//! over it is refused before reading, and a streamed body is cut off as soon as it passes it.
+//! Reading a response body without ever holding more than the limit: for a module, a declared
+//! length over it is refused before reading, and a streamed body is cut off as soon as it
+//! passes it; for a delivery's record, only a prefix is read and the rest left unread.
 
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 use http::header::{CONTENT_LENGTH, HeaderMap};
 
-use super::error::OutboundError;
-use super::limits::MAX_RESPONSE_BYTES;
+use crate::error::OutboundError;
+use crate::limits::MAX_RESPONSE_BYTES;
 
 /// The whole body of `response`, at most `MAX_RESPONSE_BYTES`. `head` says the request was a
 /// HEAD, whose `Content-Length` describes a body that is not sent.
@@ -46,6 +47,24 @@ where
         body.extend_from_slice(&chunk);
     }
     Ok(body.freeze())
+}
+
+/// The first `max` bytes of `response`'s body at most; the rest is never read.
+pub(crate) async fn read_prefix(
+    response: reqwest::Response,
+    max: usize,
+) -> Result<Bytes, OutboundError> {
+    let mut chunks = response.bytes_stream();
+    let mut prefix = BytesMut::with_capacity(max);
+    while prefix.len() < max {
+        let Some(chunk) = chunks.next().await else {
+            break;
+        };
+        let chunk = chunk.map_err(OutboundError::from_reqwest)?;
+        let room = max - prefix.len();
+        prefix.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(prefix.freeze())
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {

@@ -6,9 +6,9 @@ use http::Method;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
-use super::error::OutboundError;
-use super::limits::MAX_REQUEST_BYTES;
-use super::message::OutboundRequest;
+use crate::error::OutboundError;
+use crate::limits::MAX_REQUEST_BYTES;
+use crate::message::OutboundRequest;
 
 /// Methods a module may use. CONNECT would turn the vendor into a tunnel and TRACE echoes the
 /// request (with its secrets) back; neither has a use in an API call.

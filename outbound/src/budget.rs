@@ -2,19 +2,19 @@
 //! host state and is shared by the kernel `http_request` and the platform `http_send`, so a module
 //! cannot double its allowance by using both.
 
-use super::error::OutboundError;
-use super::limits::MAX_REQUESTS_PER_CALL;
+use crate::error::OutboundError;
+use crate::limits::MAX_REQUESTS_PER_CALL;
 
 /// Counts the vendor requests of one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct RequestBudget {
+pub struct RequestBudget {
     used: u32,
 }
 
 impl RequestBudget {
     /// Takes one request from the allowance; refused once the call has sent its 25. Redirects a
     /// request follows are part of that request, not extra takes.
-    pub(crate) fn try_take(&mut self) -> Result<(), OutboundError> {
+    pub fn try_take(&mut self) -> Result<(), OutboundError> {
         if self.used >= MAX_REQUESTS_PER_CALL {
             return Err(OutboundError::TooManyRequests);
         }
@@ -23,7 +23,7 @@ impl RequestBudget {
     }
 
     /// Requests taken so far.
-    pub(crate) fn used(&self) -> u32 {
+    pub fn used(&self) -> u32 {
         self.used
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::address::is_public;
+use crate::address::is_public;
 
 /// A name had addresses, but none the policy allows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
