@@ -61,6 +61,9 @@ pub(crate) struct Config {
     /// `CONSOLE_URL`: the operators' console; activity items link into it (`href`), and carry
     /// `null` without it.
     pub(crate) console_url: Option<String>,
+    /// `WEBHOOK_ENDPOINTS_ALLOW_LOOPBACK`: tenants' webhook endpoints may be on this machine
+    /// (development only; the pipeline reads the same setting).
+    pub(crate) endpoints_loopback: outbound::Loopback,
 }
 
 impl Config {
@@ -98,6 +101,11 @@ impl Config {
         let console_url = env
             .text("CONSOLE_URL")
             .map(|url| url.trim_end_matches('/').to_owned());
+        let endpoints_loopback = if env.parsed("WEBHOOK_ENDPOINTS_ALLOW_LOOPBACK", false) {
+            outbound::Loopback::Allowed
+        } else {
+            outbound::Loopback::Refused
+        };
         Self {
             host,
             port,
@@ -124,6 +132,7 @@ impl Config {
             webhook_max_in_flight,
             webhook_produce_linger,
             console_url,
+            endpoints_loopback,
         }
     }
 }

@@ -106,6 +106,18 @@ pub(crate) enum ApiRoute {
     OpenSubmission,
     SubmissionStatus,
     SubmissionHandoff,
+    ListWebhookEndpoints,
+    CreateWebhookEndpoint,
+    GetWebhookEndpoint,
+    UpdateWebhookEndpoint,
+    DeleteWebhookEndpoint,
+    RotateWebhookSecret,
+    ListWebhookEventTypes,
+    ListWebhookDeliveries,
+    GetWebhookDelivery,
+    RetryWebhookDelivery,
+    ListNotifications,
+    MarkNotificationsRead,
 }
 
 impl Route for PublicRoute {
@@ -170,6 +182,18 @@ impl Route for PublicRoute {
         PublicRoute::Api(ApiRoute::OpenSubmission),
         PublicRoute::Api(ApiRoute::SubmissionStatus),
         PublicRoute::Api(ApiRoute::SubmissionHandoff),
+        PublicRoute::Api(ApiRoute::ListWebhookEndpoints),
+        PublicRoute::Api(ApiRoute::CreateWebhookEndpoint),
+        PublicRoute::Api(ApiRoute::GetWebhookEndpoint),
+        PublicRoute::Api(ApiRoute::UpdateWebhookEndpoint),
+        PublicRoute::Api(ApiRoute::DeleteWebhookEndpoint),
+        PublicRoute::Api(ApiRoute::RotateWebhookSecret),
+        PublicRoute::Api(ApiRoute::ListWebhookEventTypes),
+        PublicRoute::Api(ApiRoute::ListWebhookDeliveries),
+        PublicRoute::Api(ApiRoute::GetWebhookDelivery),
+        PublicRoute::Api(ApiRoute::RetryWebhookDelivery),
+        PublicRoute::Api(ApiRoute::ListNotifications),
+        PublicRoute::Api(ApiRoute::MarkNotificationsRead),
     ];
 
     fn method(self) -> Method {
@@ -223,7 +247,13 @@ impl ApiRoute {
             | ApiRoute::ListDocuments
             | ApiRoute::GetDocument
             | ApiRoute::SubmissionStatus
-            | ApiRoute::SubmissionHandoff => Method::GET,
+            | ApiRoute::SubmissionHandoff
+            | ApiRoute::ListWebhookEndpoints
+            | ApiRoute::GetWebhookEndpoint
+            | ApiRoute::ListWebhookEventTypes
+            | ApiRoute::ListWebhookDeliveries
+            | ApiRoute::GetWebhookDelivery
+            | ApiRoute::ListNotifications => Method::GET,
             ApiRoute::UploadApp
             | ApiRoute::PublishVersion
             | ApiRoute::ApproveVersion
@@ -242,13 +272,19 @@ impl ApiRoute {
             | ApiRoute::StartRun
             | ApiRoute::CancelRun
             | ApiRoute::AddDocument
-            | ApiRoute::OpenSubmission => Method::POST,
+            | ApiRoute::OpenSubmission
+            | ApiRoute::CreateWebhookEndpoint
+            | ApiRoute::RotateWebhookSecret
+            | ApiRoute::RetryWebhookDelivery
+            | ApiRoute::MarkNotificationsRead => Method::POST,
+            ApiRoute::UpdateWebhookEndpoint => Method::PATCH,
             ApiRoute::PutInstall
             | ApiRoute::PutApprovalSettings
             | ApiRoute::PutAuditExportSchedule => Method::PUT,
-            ApiRoute::WithdrawVersion | ApiRoute::DeleteInstall | ApiRoute::RevokeSecret => {
-                Method::DELETE
-            }
+            ApiRoute::WithdrawVersion
+            | ApiRoute::DeleteInstall
+            | ApiRoute::RevokeSecret
+            | ApiRoute::DeleteWebhookEndpoint => Method::DELETE,
         }
     }
 
@@ -298,6 +334,19 @@ impl ApiRoute {
             ApiRoute::StartRun => "/workflow-runs",
             ApiRoute::GetRun => "/workflow-runs/{id}",
             ApiRoute::CancelRun => "/workflow-runs/{id}/cancel",
+            ApiRoute::ListWebhookEndpoints | ApiRoute::CreateWebhookEndpoint => {
+                "/webhook-endpoints"
+            }
+            ApiRoute::GetWebhookEndpoint
+            | ApiRoute::UpdateWebhookEndpoint
+            | ApiRoute::DeleteWebhookEndpoint => "/webhook-endpoints/{id}",
+            ApiRoute::RotateWebhookSecret => "/webhook-endpoints/{id}/rotate-secret",
+            ApiRoute::ListWebhookEventTypes => "/webhook-event-types",
+            ApiRoute::ListWebhookDeliveries => "/webhook-deliveries",
+            ApiRoute::GetWebhookDelivery => "/webhook-deliveries/{id}",
+            ApiRoute::RetryWebhookDelivery => "/webhook-deliveries/{id}/retry",
+            ApiRoute::ListNotifications => "/notifications",
+            ApiRoute::MarkNotificationsRead => "/notifications/read",
             ApiRoute::AddDocument | ApiRoute::ListDocuments => "/subjects/{subjectId}/documents",
             ApiRoute::GetDocument => "/subjects/{subjectId}/documents/{id}",
             ApiRoute::OpenSubmission => "/collection-submissions",
@@ -365,6 +414,19 @@ impl ApiRoute {
             | ApiRoute::GetAuditExportSchedule
             | ApiRoute::ListAuditExportRuns => Permission::AuditRead,
             ApiRoute::PutAuditExportSchedule => Permission::AuditExport,
+            ApiRoute::ListWebhookEndpoints
+            | ApiRoute::CreateWebhookEndpoint
+            | ApiRoute::GetWebhookEndpoint
+            | ApiRoute::UpdateWebhookEndpoint
+            | ApiRoute::DeleteWebhookEndpoint
+            | ApiRoute::RotateWebhookSecret
+            | ApiRoute::ListWebhookEventTypes
+            | ApiRoute::ListWebhookDeliveries
+            | ApiRoute::GetWebhookDelivery
+            | ApiRoute::RetryWebhookDelivery => Permission::WebhooksManage,
+            ApiRoute::ListNotifications | ApiRoute::MarkNotificationsRead => {
+                Permission::NotificationsRead
+            }
             ApiRoute::SubmissionStatus | ApiRoute::SubmissionHandoff | ApiRoute::Activity => {
                 return None;
             }
@@ -785,6 +847,49 @@ async fn authorised(
         }
         ApiRoute::SubmissionHandoff => Box::pin(routes::collection_submissions::handoff(
             state, principal, id, request_id,
+        )),
+        ApiRoute::ListWebhookEndpoints => {
+            Box::pin(routes::webhook_endpoints::list(state, principal))
+        }
+        ApiRoute::CreateWebhookEndpoint => Box::pin(routes::webhook_endpoints::create(
+            state,
+            origin,
+            (&parts, body),
+        )),
+        ApiRoute::GetWebhookEndpoint => {
+            Box::pin(routes::webhook_endpoints::get(state, principal, id))
+        }
+        ApiRoute::UpdateWebhookEndpoint => Box::pin(routes::webhook_endpoints::update(
+            state,
+            origin,
+            (&parts, body),
+            id,
+        )),
+        ApiRoute::DeleteWebhookEndpoint => {
+            Box::pin(routes::webhook_endpoints::delete(state, origin, id))
+        }
+        ApiRoute::RotateWebhookSecret => {
+            Box::pin(routes::webhook_endpoints::rotate_secret(state, origin, id))
+        }
+        ApiRoute::ListWebhookEventTypes => {
+            Box::pin(std::future::ready(Ok(routes::webhook_event_types::list())))
+        }
+        ApiRoute::ListWebhookDeliveries => {
+            Box::pin(routes::webhook_deliveries::list(state, principal, query))
+        }
+        ApiRoute::GetWebhookDelivery => {
+            Box::pin(routes::webhook_deliveries::get(state, principal, id))
+        }
+        ApiRoute::RetryWebhookDelivery => {
+            Box::pin(routes::webhook_deliveries::retry(state, origin, id))
+        }
+        ApiRoute::ListNotifications => {
+            Box::pin(routes::notifications::list(state, principal, query))
+        }
+        ApiRoute::MarkNotificationsRead => Box::pin(routes::notifications::mark_read(
+            state,
+            origin,
+            (&parts, body),
         )),
     };
     answering.await

@@ -31,6 +31,8 @@ pub(crate) struct Config {
     /// `WEBHOOK_PUBLIC_URL`: the public address vendors post webhooks to; calls get callback
     /// URLs built on it, and none without it.
     pub(crate) webhook_public_url: Option<String>,
+    /// `WEBHOOK_ENDPOINTS_ALLOW_LOOPBACK`: deliveries may go to this machine (development).
+    pub(crate) endpoints_loopback: outbound::Loopback,
     /// `STORAGE_*`: where scheduled audit exports go; without it none starts.
     pub(crate) storage: Option<service::storage::StorageConfig>,
     /// `AUDIT_EXPORT_EVERY_SECONDS`: how often due export windows are looked for.
@@ -58,6 +60,11 @@ impl Config {
         let webhook_public_url = env
             .text("WEBHOOK_PUBLIC_URL")
             .map(|url| url.trim_end_matches('/').to_owned());
+        let endpoints_loopback = if env.parsed("WEBHOOK_ENDPOINTS_ALLOW_LOOPBACK", false) {
+            outbound::Loopback::Allowed
+        } else {
+            outbound::Loopback::Refused
+        };
         let storage = service::storage::StorageConfig::read(env);
         let audit_export_every =
             std::time::Duration::from_secs(env.parsed("AUDIT_EXPORT_EVERY_SECONDS", 60u64).max(1));
@@ -73,6 +80,7 @@ impl Config {
             blocked_modules,
             call_tokens,
             webhook_public_url,
+            endpoints_loopback,
             storage,
             audit_export_every,
             backtest_pace,

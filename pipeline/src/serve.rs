@@ -23,6 +23,9 @@ use crate::stages::callbacks::CallbacksStage;
 use crate::stages::cases::CasesStage;
 use crate::stages::cases::timers::CaseTimers;
 use crate::stages::circuits::CircuitsStage;
+use crate::stages::endpoints::EndpointsStage;
+use crate::stages::notifications::NotificationsStage;
+use crate::stages::outbound::OutboundStage;
 use crate::stages::runs::timers::RunTimers;
 use crate::stages::runs::{Calls, RunsStage};
 use crate::stages::{
@@ -93,7 +96,11 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(CallbacksStage),
         consuming.spawn(CasesStage),
         consuming.spawn(BacktestsStage::new(backtests.clone())),
+        consuming.spawn(EndpointsStage),
+        consuming.spawn(OutboundStage),
+        consuming.spawn(NotificationsStage),
     ];
+    let dispatch = tokio::spawn(dispatch(&config, pool.clone(), &workers, stop.clone())?);
     let sweep = tokio::spawn(backtests.sweep());
     let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),
@@ -133,6 +140,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         counts,
         exports,
         sweep,
+        dispatch,
         futures::future::join_all(stages),
         run_timers,
         case_timers,
@@ -140,6 +148,37 @@ async fn run(config: Config, process: Process) -> RunResult {
     );
     let _ = producer.flush(Duration::from_secs(5));
     Ok(())
+}
+
+/// The dispatcher of this worker: sending deliveries needs the keys their signing secrets are
+/// sealed with; without `SECRET_STORE_KEY` none runs, and deliveries wait for a worker that has
+/// it.
+fn dispatch(
+    config: &Config,
+    pool: sqlx::PgPool,
+    workers: &Workers,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<impl Future<Output = ()> + use<>, outbound::OutboundError> {
+    let dispatcher = match &config.secret_keys {
+        Some(keys) => Some(crate::dispatch::Dispatcher {
+            pool,
+            client: outbound::OutboundClient::new()?,
+            keys: keys.clone(),
+            loopback: config.endpoints_loopback,
+        }),
+        None => {
+            tracing::warn!("no SECRET_STORE_KEY: webhook deliveries wait for a worker with it");
+            None
+        }
+    };
+    let worker = dispatcher
+        .is_some()
+        .then(|| workers.register("webhook-dispatch"));
+    Ok(async move {
+        if let Some((dispatcher, worker)) = dispatcher.zip(worker) {
+            dispatcher.run(worker, stop).await;
+        }
+    })
 }
 
 /// What the runs stage calls apps with.

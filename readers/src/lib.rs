@@ -16,12 +16,15 @@ pub mod definitions;
 pub mod documents;
 pub mod error;
 pub mod invocations;
+pub mod notifications;
 pub mod page;
 pub mod redaction;
 pub mod runs;
 pub mod submissions;
 pub mod tenant;
 pub mod users;
+pub mod webhook_deliveries;
+pub mod webhook_endpoints;
 
 pub use error::Error;
 pub use page::{ListPage, Page};

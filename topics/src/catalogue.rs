@@ -85,6 +85,20 @@ pub const BACKTESTS: Topic = Topic {
     carries: "backtests requested (each then run by one pipeline worker under a lease)",
 };
 
+pub const ENDPOINTS: Topic = Topic {
+    name: "endpoints.commands",
+    partitions: 2,
+    key: TopicKey::Tenant,
+    carries: "tenants' webhook endpoints created, changed, rotated and deleted; deliveries retried by hand",
+};
+
+pub const NOTIFICATIONS: Topic = Topic {
+    name: "notifications.commands",
+    partitions: 2,
+    key: TopicKey::Tenant,
+    carries: "notifications marked read",
+};
+
 pub const DOCUMENTS: Topic = Topic {
     name: "documents.commands",
     partitions: 2,
@@ -138,6 +152,8 @@ pub const ALL: &[Topic] = &[
     RUNS,
     CASES,
     BACKTESTS,
+    ENDPOINTS,
+    NOTIFICATIONS,
     DOCUMENTS,
     CALLBACKS,
     CIRCUITS,

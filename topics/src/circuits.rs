@@ -51,37 +51,12 @@ impl Message for Event {
     }
 }
 
-/// Outbound events and notifications (SPEC §6.2), keyed by tenant: delivered by the webhook
-/// and notification workers of a later issue; written to the outbox where they happen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-pub enum Outbound {
-    /// The webhook event `app.circuit.opened`.
-    #[serde(rename = "app.circuit.opened")]
-    CircuitOpened { app: String, failures: i32 },
-    /// The notification `app_degraded`.
-    #[serde(rename = "app_degraded")]
-    AppDegraded { app: String },
-}
-
-impl Message for Outbound {
-    const TOPIC: Topic = catalogue::OUTBOUND;
-    const VERSION: u16 = 1;
-    type Answer = ();
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        tenant.map_or_else(|| b"platform".to_vec(), |t| t.to_string().into_bytes())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
-    fn events_are_keyed_by_tenant_and_app_and_outbound_ones_by_tenant() {
+    fn events_are_keyed_by_tenant_and_app() {
         let tenant = Uuid::now_v7();
         let ended = Event::CallEnded {
             app: "kyc".into(),
@@ -91,15 +66,6 @@ mod tests {
         assert_eq!(
             ended.key(Some(tenant)),
             format!("{tenant}/kyc").into_bytes()
-        );
-        let opened = Outbound::CircuitOpened {
-            app: "kyc".into(),
-            failures: 5,
-        };
-        assert_eq!(opened.key(Some(tenant)), tenant.to_string().into_bytes());
-        assert_eq!(
-            serde_json::to_value(&opened).expect("serialises"),
-            json!({"type": "app.circuit.opened", "app": "kyc", "failures": 5})
         );
     }
 }

@@ -1,15 +1,16 @@
 //! The circuits stage (SPEC §3.7): one writer per tenant and app (`circuits.events`) moves the
 //! app's circuit on the outcomes of its calls. Five counted failures in a row open it (audit
 //! `app.circuit.opened`, the outbound event `app.circuit.opened` and the notification
-//! `app_degraded`); a success closes it (audit `app.circuit.closed` when it was not closed)
-//! and resets the count; a half-open circuit's trial that does not succeed opens it again.
+//! `app_degraded`); a success closes it (audit and outbound event `app.circuit.closed` when
+//! it was not closed) and resets the count; a half-open circuit's trial that does not succeed opens it again.
 //! The runs stage refuses calls while it is open and claims the trial after 30 s
 //! (`runs::circuit`).
 
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::circuits::{Circuit, Event, Outbound, Verdict};
+use topics::circuits::{Circuit, Event, Verdict};
+use topics::outbound::Outbound;
 use topics::{Envelope, Outcome, Principal};
 
 use crate::Error;
@@ -91,6 +92,8 @@ impl CircuitsStage {
                 payload: json!({ "appName": app }),
             };
             audit::record(tx, event, audit).await?;
+            let closed = Outbound::CircuitClosed { app: app.clone() };
+            outbound(tx, event, closed).await?;
             tracing::info!(app, "circuit closed");
         }
         Ok(Outcome::done(Circuit {
@@ -158,7 +161,7 @@ async fn opened(
         payload: json!({ "appName": app, "failures": failures }),
     };
     audit::record(tx, event, audit).await?;
-    for outbound in [
+    for message in [
         Outbound::CircuitOpened {
             app: app.to_owned(),
             failures,
@@ -167,17 +170,26 @@ async fn opened(
             app: app.to_owned(),
         },
     ] {
-        let envelope = Envelope::new(
-            event.tenant,
-            Principal::system("circuits"),
-            event.request_id.clone(),
-            event.traceparent.clone(),
-            outbound,
-        );
-        outbox::write(tx, &envelope).await?;
+        outbound(tx, event, message).await?;
     }
     tracing::warn!(app, failures, "circuit opened");
     Ok(())
+}
+
+/// `message` to the outbox, relayed to `outbound.events` once `tx` commits.
+async fn outbound(
+    tx: &mut Transaction<'_, Postgres>,
+    event: &Envelope<Event>,
+    message: Outbound,
+) -> Result<(), Error> {
+    let envelope = Envelope::new(
+        event.tenant,
+        Principal::system("circuits"),
+        event.request_id.clone(),
+        event.traceparent.clone(),
+        message,
+    );
+    outbox::write(tx, &envelope).await
 }
 
 #[cfg(test)]

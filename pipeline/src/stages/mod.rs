@@ -4,7 +4,9 @@
 //! publishing), [`runs`] (workflow runs and their app calls), [`callbacks`] (vendor webhook
 //! events settling the runs' callback sessions), [`circuits`] (each app's circuit, moved by its
 //! calls' outcomes), [`documents`] (a subject's documents), [`cases`] (cases decided and
-//! their SLA deadlines) and [`backtests`] (backtests recorded, then run).
+//! their SLA deadlines), [`backtests`] (backtests recorded, then run), [`endpoints`] (tenants'
+//! webhook endpoints, deliveries retried by hand), [`outbound`] (outbound events recorded with
+//! their deliveries, notifications) and [`notifications`] (read marks).
 //! [`Consuming`] runs each stage's consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
@@ -14,7 +16,10 @@ pub(crate) mod cases;
 pub(crate) mod circuits;
 pub(crate) mod definitions;
 pub(crate) mod documents;
+pub(crate) mod endpoints;
 pub(crate) mod installs;
+pub(crate) mod notifications;
+pub(crate) mod outbound;
 pub(crate) mod runs;
 
 use std::time::Duration;

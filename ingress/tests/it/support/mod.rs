@@ -7,6 +7,8 @@ pub mod documents;
 pub mod instance;
 pub mod isolation;
 pub mod modules;
+pub mod outbound;
+pub mod receiver;
 pub mod vendor;
 
 use ingress::Kind;

@@ -1,0 +1,80 @@
+//! The tenant's notifications for the home view (SPEC §6.2; README "Notifications"):
+//! `GET /notifications` (newest first; `unread=true` for the unread only; each with `read`,
+//! the page with the caller's `unread` count) and `POST /notifications/read` `{ids?}` (those,
+//! or without `ids` every one the caller can see, read from now on). Read marks are the
+//! caller's own (the token's `sub`). Notifications addressed to admins are seen by callers
+//! holding `webhooks:manage`, the permission that acts on them.
+
+use http::{Response, StatusCode};
+use hyper::body::Incoming;
+use readers::notifications::{self, Reader};
+use serde::Deserialize;
+use service::http::{Body, response};
+use topics::notifications::Command;
+use uuid::Uuid;
+
+use crate::auth::{Permission, Principal};
+use crate::body;
+use crate::commands::{self, Origin};
+use crate::error::{Error, Location};
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
+use crate::state::State;
+
+/// Notifications one request marks read at most.
+const MAX_IDS: usize = 100;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MarkRead {
+    #[serde(default)]
+    ids: Option<Vec<Uuid>>,
+}
+
+pub(crate) async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let unread_only = query.boolean("unread", false);
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
+    query.finish()?;
+    let page = notifications::list(&state.pool, reader(principal), unread_only, page).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}
+
+pub(crate) async fn mark_read(
+    state: &State,
+    origin: Origin<'_>,
+    (parts, request): (&http::request::Parts, Incoming),
+) -> Result<Response<Body>, Error> {
+    let MarkRead { ids } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let caller = origin.caller;
+    let (reader, admin) = (caller.sub.to_string(), is_admin(caller));
+    let command = match ids {
+        Some(ids) if ids.len() > MAX_IDS => {
+            let message = format!("at most {MAX_IDS} ids; leave ids out to mark every one read");
+            return Err(Error::validation(Location::Body, "/ids", message));
+        }
+        Some(ids) => Command::MarkRead { reader, admin, ids },
+        None => Command::MarkAllRead {
+            reader,
+            admin,
+            until: chrono::Utc::now(),
+        },
+    };
+    let marked = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::OK, &marked))
+}
+
+fn reader(principal: &Principal) -> Reader<'_> {
+    Reader {
+        tenant: readers::Tenant::new(principal.tenant),
+        sub: &principal.sub,
+        admin: is_admin(principal),
+    }
+}
+
+fn is_admin(principal: &Principal) -> bool {
+    principal.has(Permission::WebhooksManage)
+}

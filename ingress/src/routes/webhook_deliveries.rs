@@ -1,0 +1,70 @@
+//! Deliveries to the tenant's webhook endpoints (SPEC §6.2; README "Outbound webhooks"),
+//! admins: `GET /webhook-deliveries` (filters `status`, repeatable: `pending`, `succeeded`,
+//! `failed`, `exhausted`; `endpointId`; `eventType`; newest first, capped total),
+//! `GET /webhook-deliveries/:id` (with its attempts), and `POST /webhook-deliveries/:id/retry`
+//! (202: one more attempt, now, whatever its status).
+
+use http::{Response, StatusCode};
+use readers::webhook_deliveries::{self, Filter, STATUSES};
+use service::http::{Body, response};
+use topics::endpoints::{Answer, Command};
+
+use crate::auth::Principal;
+use crate::commands::{self, Origin};
+use crate::error::Error;
+use crate::path;
+use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
+use crate::state::State;
+
+pub(crate) async fn list(
+    state: &State,
+    principal: &Principal,
+    raw_query: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let mut query = Query::parse(raw_query);
+    let mut filter = Filter::default();
+    for status in query.all("status") {
+        if STATUSES.contains(&status.as_ref()) {
+            filter.statuses.push(status.into_owned());
+        } else {
+            query.reject("status", "must be pending, succeeded, failed or exhausted");
+        }
+    }
+    filter.endpoint_id = query.uuid("endpointId");
+    filter.event_type = query.one("eventType").map(|kind| kind.into_owned());
+    let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
+    query.finish()?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let page = webhook_deliveries::list(&state.pool, tenant, &filter, page).await?;
+    Ok(response::json(StatusCode::OK, &page))
+}
+
+pub(crate) async fn get(
+    state: &State,
+    principal: &Principal,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let delivery_id = path::id("id", id)?;
+    let tenant = readers::Tenant::new(principal.tenant);
+    let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(StatusCode::OK, &delivery))
+}
+
+pub(crate) async fn retry(
+    state: &State,
+    origin: Origin<'_>,
+    id: &str,
+) -> Result<Response<Body>, Error> {
+    let delivery_id = path::id("id", id)?;
+    let command = Command::RetryDelivery { delivery_id };
+    let Answer::Retried { .. } = commands::submit(state, origin, command).await? else {
+        return Err(commands::mismatched("a delivery's retry"));
+    };
+    let tenant = readers::Tenant::new(origin.caller.tenant);
+    let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
+        .await?
+        .ok_or(Error::NotFound)?;
+    Ok(response::json(StatusCode::ACCEPTED, &delivery))
+}

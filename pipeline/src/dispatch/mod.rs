@@ -1,0 +1,260 @@
+//! The dispatcher (SPEC §6.2; README "Outbound webhooks"): sends the deliveries the outbound
+//! stage recorded to tenants' webhook endpoints. Each pipeline worker holding
+//! `SECRET_STORE_KEY` runs one; without it, none runs and deliveries wait in their table.
+//!
+//! - [`claim`]: due deliveries are read in batches (at once on a `webhook_deliveries`
+//!   notification, else every two seconds), each leased to this dispatcher. Reading that fails
+//!   loses nothing: the deliveries stay in their table, and the next read takes them.
+//! - [`send`]: each is attempted beside the others (up to [`IN_FLIGHT`] at once), signed,
+//!   through the outbound defences, within the 10 s receiver timeout.
+//! - [`record`]: answers are recorded in batches, the next attempt scheduled by [`schedule`].
+//!
+//! A delivery is attempted at least once per due time: a dispatcher killed between sending and
+//! recording leaves its lease to expire, and the delivery is sent again with the same
+//! `webhook-id` (receivers deduplicate on it, as Standard Webhooks asks). One delivery row per
+//! endpoint and event, whatever happens.
+
+mod claim;
+mod record;
+mod schedule;
+mod send;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use outbound::{Loopback, OutboundClient};
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use topics::sealed::SecretKeys;
+use uuid::Uuid;
+
+use self::claim::Due;
+use self::record::Answer;
+use self::send::NotSent;
+use crate::workers::{Worker, WorkerState};
+
+/// The notification channel that wakes dispatchers when deliveries become due.
+const CHANNEL: &str = "webhook_deliveries";
+/// Read due deliveries at least this often (SPEC §6.2 runbook: every two seconds).
+const POLL: Duration = Duration::from_secs(2);
+/// Attempts one dispatcher has in flight at most.
+const IN_FLIGHT: usize = 256;
+/// Answers recorded in one transaction at most.
+const RECORD_BATCH: usize = 256;
+/// How long a stopping dispatcher waits for the attempts in flight to be answered.
+const DRAIN: Duration = Duration::from_secs(15);
+
+/// What a worker sends deliveries with.
+#[derive(Debug, Clone)]
+pub(crate) struct Dispatcher {
+    pub(crate) pool: PgPool,
+    pub(crate) client: OutboundClient,
+    pub(crate) keys: Arc<SecretKeys>,
+    pub(crate) loopback: Loopback,
+}
+
+/// What an attempt leaves for the recorder.
+enum Done {
+    Answered(Answer),
+    Unsigned(Uuid),
+}
+
+impl Dispatcher {
+    /// Sends due deliveries until `stop`, then waits for the attempts in flight.
+    pub(crate) async fn run(self, worker: Worker, stop: CancellationToken) {
+        let (done, answers) = mpsc::channel(IN_FLIGHT * 2);
+        let recorder = tokio::spawn(recorder(self.pool.clone(), answers, stop.clone()));
+        let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+        let mut listener = listen(&self.pool).await;
+        worker.set(WorkerState::Running);
+        while !stop.is_cancelled() {
+            let room = permits.available_permits();
+            if room == 0 {
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    permit = permits.acquire() => drop(permit),
+                }
+                continue;
+            }
+            let asked = room.min(IN_FLIGHT);
+            match claim::due(&self.pool, asked as i64).await {
+                Ok(batch) => {
+                    worker.set(WorkerState::Running);
+                    let full = batch.len() == asked;
+                    for due in batch {
+                        let Ok(permit) = permits.clone().acquire_owned().await else {
+                            break;
+                        };
+                        let (dispatcher, done) = (self.clone(), done.clone());
+                        tokio::spawn(async move {
+                            let finished = dispatcher.attempt(due).await;
+                            let _ = done.send(finished).await;
+                            drop(permit);
+                        });
+                    }
+                    if full {
+                        continue;
+                    }
+                }
+                Err(error) => {
+                    worker.set(WorkerState::Retrying);
+                    tracing::warn!(%error, "due deliveries not read; they wait in their table");
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = wait(&mut listener) => {}
+            }
+        }
+        // The attempts in flight are answered (or time out) before the recorder stops.
+        let all = u32::try_from(IN_FLIGHT).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(DRAIN, permits.acquire_many(all)).await;
+        drop(done);
+        let _ = recorder.await;
+        worker.set(WorkerState::Stopped);
+    }
+
+    async fn attempt(&self, due: Due) -> Done {
+        let span = tracing::info_span!(
+            "webhook.deliver",
+            svc.tenant_id = %due.tenant_id,
+            svc.webhook.delivery_id = %due.id,
+            svc.webhook.endpoint_id = %due.endpoint_id,
+            svc.webhook.event_type = %due.event.kind,
+            svc.webhook.attempt = due.attempt,
+        );
+        let attempted = tracing::Instrument::instrument(
+            send::attempt(&self.client, &self.keys, self.loopback, &due),
+            span,
+        )
+        .await;
+        match attempted {
+            Ok(attempted) => {
+                observe(&due, &attempted);
+                Done::Answered(Answer {
+                    delivery_id: due.id,
+                    tenant_id: due.tenant_id,
+                    endpoint_id: due.endpoint_id,
+                    event_type: due.event.kind,
+                    event_id: due.event.id,
+                    attempt: due.attempt,
+                    allowed: due.allowed,
+                    attempted,
+                })
+            }
+            Err(NotSent::Unsigned) => {
+                tracing::warn!(delivery = %due.id, "no signing secret of the endpoint opens here");
+                Done::Unsigned(due.id)
+            }
+        }
+    }
+}
+
+/// `svc.webhook.delivery.duration` and, for a first attempt, how long after the event it went
+/// (`svc.webhook.delivery.lag`).
+fn observe(due: &Due, attempted: &send::Attempted) {
+    let tenant = due.tenant_id.to_string();
+    let outcome = if attempted.succeeded() {
+        "succeeded"
+    } else {
+        "failed"
+    };
+    metrics::histogram!("svc.webhook.delivery.duration", "tenant" => tenant.clone(),
+        "outcome" => outcome)
+    .record(attempted.duration_ms);
+    if due.attempt == 1 {
+        let lag = (attempted.started_at - due.event.occurred_at).as_seconds_f64();
+        metrics::histogram!("svc.webhook.delivery.lag", "tenant" => tenant).record(lag.max(0.0));
+    }
+}
+
+/// Records answers as they come, many a transaction; a failed write is tried again (the
+/// attempts stay answered in memory meanwhile; a dispatcher that dies with them lets their
+/// leases expire, and they are sent again).
+async fn recorder(pool: PgPool, mut answers: mpsc::Receiver<Done>, stop: CancellationToken) {
+    let mut batch = Vec::with_capacity(RECORD_BATCH);
+    while answers.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+        let (answered, unsigned) = split(std::mem::take(&mut batch));
+        let mut wait = Duration::from_millis(100);
+        loop {
+            let written = async {
+                if !unsigned.is_empty() {
+                    record::unsigned(&pool, &unsigned).await?;
+                }
+                if answered.is_empty() {
+                    return Ok(Vec::new());
+                }
+                record::answers(&pool, &answered).await
+            };
+            match written.await {
+                Ok(recorded) => {
+                    for (answer, status) in answered.iter().zip(recorded) {
+                        let tenant = answer.tenant_id.to_string();
+                        metrics::counter!("svc.webhook.delivery.count", "tenant" => tenant,
+                            "status" => status.1)
+                        .increment(1);
+                    }
+                    break;
+                }
+                Err(error) if !stop.is_cancelled() || wait < Duration::from_secs(5) => {
+                    tracing::warn!(%error, "delivery answers not recorded yet; retrying");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+                Err(error) => {
+                    tracing::error!(%error, "stopping with delivery answers unrecorded; \
+                        they will be sent again");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn split(batch: Vec<Done>) -> (Vec<Answer>, Vec<Uuid>) {
+    let mut answered = Vec::new();
+    let mut unsigned = Vec::new();
+    for done in batch {
+        match done {
+            Done::Answered(answer) => answered.push(answer),
+            Done::Unsigned(id) => unsigned.push(id),
+        }
+    }
+    (answered, unsigned)
+}
+
+async fn listen(pool: &PgPool) -> Option<PgListener> {
+    let mut listener = PgListener::connect_with(pool)
+        .await
+        .inspect_err(|error| tracing::warn!(%error, "delivery notifications off; polling"))
+        .ok()?;
+    listener
+        .listen(CHANNEL)
+        .await
+        .inspect_err(|error| tracing::warn!(%error, "delivery notifications off; polling"))
+        .ok()?;
+    Some(listener)
+}
+
+/// Wakes the dispatchers once `tx` commits: deliveries became due.
+pub(crate) async fn wake(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+) -> Result<(), crate::Error> {
+    sqlx::query("SELECT pg_notify($1, '')")
+        .bind(CHANNEL)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Until a notification or the poll interval, whichever comes first.
+async fn wait(listener: &mut Option<PgListener>) {
+    match listener {
+        Some(listener) => {
+            let _ = tokio::time::timeout(POLL, listener.recv()).await;
+        }
+        None => tokio::time::sleep(POLL).await,
+    }
+}

@@ -1,0 +1,215 @@
+//! A tenant's webhook endpoints: created (at most [`MAX_PER_TENANT`]), changed, the signing
+//! secret rotated (the previous one signs beside it for 24 hours, SPEC §6.2), deleted with
+//! their deliveries. Disabling an endpoint holds its deliveries; enabling it sends them.
+//! Audit payloads name the endpoint's host, never its URL: a query string
+//! may carry the receiver's own token.
+
+use readers::webhook_endpoints::{self, Endpoint, MAX_PER_TENANT};
+use serde_json::json;
+use sqlx::{Postgres, Transaction};
+use topics::endpoints::{Answer, Command};
+use topics::sealed::Sealed;
+use topics::{Envelope, Outcome, RefusalCode};
+use uuid::Uuid;
+
+use crate::Error;
+use crate::audit::{self, AuditEvent};
+
+/// How long a secret signs beside its successor after a rotation.
+const ROTATION_OVERLAP: &str = "24 hours";
+
+pub(super) async fn create(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: readers::Tenant,
+) -> Result<Outcome<Answer>, Error> {
+    let Command::Create {
+        endpoint_id,
+        url,
+        event_types,
+        description,
+        enabled,
+        secret,
+    } = &command.body
+    else {
+        return Err(Error::Contract("create applied to another command".into()));
+    };
+    let existing: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1")
+            .bind(tenant.id())
+            .fetch_one(&mut **tx)
+            .await?;
+    if existing >= MAX_PER_TENANT {
+        return Ok(Outcome::refused(
+            RefusalCode::Conflict,
+            format!("A tenant has at most {MAX_PER_TENANT} webhook endpoints."),
+        ));
+    }
+    sqlx::query(
+        "INSERT INTO webhook_endpoints (id, tenant_id, url, event_types, enabled, description, \
+         secret_key_id, secret_nonce, secret_ciphertext, created_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), now())",
+    )
+    .bind(endpoint_id)
+    .bind(tenant.id())
+    .bind(url)
+    .bind(event_types)
+    .bind(enabled)
+    .bind(description)
+    .bind(&secret.key_id)
+    .bind(&secret.nonce)
+    .bind(&secret.ciphertext)
+    .bind(&command.principal.id)
+    .execute(&mut **tx)
+    .await?;
+    let endpoint = read(tx, tenant, *endpoint_id).await?;
+    audited(tx, command, ("webhook_endpoint.created", &endpoint)).await?;
+    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+}
+
+pub(super) async fn update(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: readers::Tenant,
+) -> Result<Outcome<Answer>, Error> {
+    let Command::Update {
+        endpoint_id,
+        url,
+        event_types,
+        description,
+        enabled,
+    } = &command.body
+    else {
+        return Err(Error::Contract("update applied to another command".into()));
+    };
+    let updated = sqlx::query(
+        "UPDATE webhook_endpoints SET url = coalesce($3, url), \
+         event_types = coalesce($4, event_types), description = coalesce($5, description), \
+         enabled = coalesce($6, enabled), updated_at = now() \
+         WHERE tenant_id = $1 AND id = $2",
+    )
+    .bind(tenant.id())
+    .bind(endpoint_id)
+    .bind(url)
+    .bind(event_types)
+    .bind(description)
+    .bind(enabled)
+    .execute(&mut **tx)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Ok(not_found());
+    }
+    if let Some(enabled) = enabled {
+        hold_or_release(tx, *endpoint_id, *enabled).await?;
+    }
+    let endpoint = read(tx, tenant, *endpoint_id).await?;
+    audited(tx, command, ("webhook_endpoint.updated", &endpoint)).await?;
+    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+}
+
+pub(super) async fn rotate(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: readers::Tenant,
+    (endpoint_id, secret): (Uuid, &Sealed),
+) -> Result<Outcome<Answer>, Error> {
+    let rotated = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE webhook_endpoints SET previous_key_id = secret_key_id, \
+         previous_nonce = secret_nonce, previous_ciphertext = secret_ciphertext, \
+         previous_expires_at = now() + interval '{ROTATION_OVERLAP}', \
+         secret_key_id = $3, secret_nonce = $4, secret_ciphertext = $5, updated_at = now() \
+         WHERE tenant_id = $1 AND id = $2"
+    )))
+    .bind(tenant.id())
+    .bind(endpoint_id)
+    .bind(&secret.key_id)
+    .bind(&secret.nonce)
+    .bind(&secret.ciphertext)
+    .execute(&mut **tx)
+    .await?;
+    if rotated.rows_affected() == 0 {
+        return Ok(not_found());
+    }
+    let endpoint = read(tx, tenant, endpoint_id).await?;
+    audited(tx, command, ("webhook_endpoint.secret_rotated", &endpoint)).await?;
+    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+}
+
+pub(super) async fn delete(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    tenant: readers::Tenant,
+    endpoint_id: Uuid,
+) -> Result<Outcome<Answer>, Error> {
+    let Some(endpoint) = webhook_endpoints::get(&mut **tx, tenant, endpoint_id).await? else {
+        return Ok(not_found());
+    };
+    sqlx::query("DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant.id())
+        .bind(endpoint_id)
+        .execute(&mut **tx)
+        .await?;
+    audited(tx, command, ("webhook_endpoint.deleted", &endpoint)).await?;
+    Ok(Outcome::done(Answer::Deleted))
+}
+
+/// A disabled endpoint's deliveries that are still to go wait without a due time (so
+/// dispatchers never scan them); enabled again, they are due at once.
+async fn hold_or_release(
+    tx: &mut Transaction<'_, Postgres>,
+    endpoint_id: Uuid,
+    enabled: bool,
+) -> Result<(), Error> {
+    let sql = if enabled {
+        "UPDATE webhook_deliveries SET next_attempt_at = now(), updated_at = now() \
+         WHERE endpoint_id = $1 AND status IN ('pending', 'failed') AND next_attempt_at IS NULL"
+    } else {
+        "UPDATE webhook_deliveries SET next_attempt_at = NULL, updated_at = now() \
+         WHERE endpoint_id = $1 AND status IN ('pending', 'failed') \
+           AND next_attempt_at IS NOT NULL"
+    };
+    let released = sqlx::query(sql)
+        .bind(endpoint_id)
+        .execute(&mut **tx)
+        .await?;
+    if enabled && released.rows_affected() > 0 {
+        crate::dispatch::wake(tx).await?;
+    }
+    Ok(())
+}
+
+fn not_found() -> Outcome<Answer> {
+    Outcome::refused(RefusalCode::NotFound, "No such webhook endpoint.")
+}
+
+async fn read(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: readers::Tenant,
+    id: Uuid,
+) -> Result<Endpoint, Error> {
+    webhook_endpoints::get(&mut **tx, tenant, id)
+        .await?
+        .ok_or_else(|| Error::Contract("an endpoint just written is absent".into()))
+}
+
+async fn audited(
+    tx: &mut Transaction<'_, Postgres>,
+    command: &Envelope<Command>,
+    (action, endpoint): (&'static str, &Endpoint),
+) -> Result<(), Error> {
+    let host = url::Url::parse(&endpoint.url)
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned));
+    let event = AuditEvent {
+        action,
+        subject_type: "webhook_endpoint",
+        subject_id: endpoint.id.to_string(),
+        payload: json!({
+            "endpointId": endpoint.id,
+            "host": host,
+            "eventTypes": endpoint.event_types,
+            "enabled": endpoint.enabled,
+        }),
+    };
+    audit::record(tx, command, event).await
+}
