@@ -35,13 +35,16 @@ pub struct OutboundClient {
     localhost: reqwest::Client,
 }
 
-/// How much of a response body is kept.
+/// How a response is taken, per caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResponseBody {
-    /// All of it, refused past `MAX_RESPONSE_BYTES`: what a module gets.
-    Whole,
-    /// Its first bytes, up to this many; the rest is left unread: what a delivery records.
-    Prefix(usize),
+pub enum Taking {
+    /// What a module gets: same-origin redirects followed, the whole body (refused past
+    /// `MAX_RESPONSE_BYTES`).
+    Module,
+    /// What a webhook delivery records: the first answer as it is (a redirect is an answer,
+    /// never followed: a POST turned into a GET proves nothing was accepted), and at most the
+    /// first `prefix` bytes of its body, the rest left unread.
+    Delivery { prefix: usize },
 }
 
 /// What one hop ended in.
@@ -73,17 +76,17 @@ impl OutboundClient {
         request: OutboundRequest,
         timeout: Duration,
     ) -> Result<OutboundResponse, OutboundError> {
-        self.send_keeping(hosts, request, timeout, ResponseBody::Whole)
+        self.send_taking(hosts, request, timeout, Taking::Module)
             .await
     }
 
-    /// [`OutboundClient::send`], keeping `kept` of the response body.
-    pub async fn send_keeping(
+    /// [`OutboundClient::send`], the response taken as `taking` says.
+    pub async fn send_taking(
         &self,
         hosts: &ApprovedHosts,
         request: OutboundRequest,
         timeout: Duration,
-        kept: ResponseBody,
+        taking: Taking,
     ) -> Result<OutboundResponse, OutboundError> {
         let first = Hop::from_request(request)?;
         if timeout.is_zero() {
@@ -95,7 +98,7 @@ impl OutboundClient {
         let mut hop = first;
         for _ in 0..=MAX_REDIRECTS {
             match self
-                .traced_step(deadline, (hosts, kept), &origin, &hop)
+                .traced_step(deadline, (hosts, taking), &origin, &hop)
                 .await?
             {
                 Step::Done(response) => return Ok(response),
@@ -111,7 +114,7 @@ impl OutboundClient {
     async fn traced_step(
         &self,
         deadline: Instant,
-        approved: (&ApprovedHosts, ResponseBody),
+        approved: (&ApprovedHosts, Taking),
         origin: &Url,
         hop: &Hop,
     ) -> Result<Step, OutboundError> {
@@ -129,7 +132,7 @@ impl OutboundClient {
 
     async fn step(
         &self,
-        (hosts, kept): (&ApprovedHosts, ResponseBody),
+        (hosts, taking): (&ApprovedHosts, Taking),
         origin: &Url,
         hop: &Hop,
     ) -> Result<Step, OutboundError> {
@@ -137,7 +140,9 @@ impl OutboundClient {
         let response = self.exchange(&target, hop).await?;
         let status = response.status();
         Span::current().record("http.response.status_code", status.as_u16());
-        if let Some(next) = next_hop(origin, hop, status, response.headers())? {
+        if taking == Taking::Module
+            && let Some(next) = next_hop(origin, hop, status, response.headers())?
+        {
             return Ok(Step::Redirect(next));
         }
         let headers = response
@@ -148,9 +153,9 @@ impl OutboundClient {
                 (name.as_str().to_owned(), value)
             })
             .collect();
-        let body = match kept {
-            ResponseBody::Whole => read_limited(response, hop.method == Method::HEAD).await?,
-            ResponseBody::Prefix(max) => read_prefix(response, max).await?,
+        let body = match taking {
+            Taking::Module => read_limited(response, hop.method == Method::HEAD).await?,
+            Taking::Delivery { prefix } => read_prefix(response, prefix).await?,
         };
         Ok(Step::Done(OutboundResponse {
             status: status.as_u16(),

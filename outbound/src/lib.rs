@@ -7,7 +7,8 @@
 //!   (never past the call's deadline) to `OutboundClient::send`.
 //! - Deliveries to tenants' webhook endpoints (the pipeline): `endpoint_hosts` approves the
 //!   endpoint URL's own host, under the stricter rules of `endpoint`, and the delivery goes
-//!   through the same `OutboundClient::send`, signed per Standard Webhooks (`signing`).
+//!   through the same client (`OutboundClient::send_taking`, redirects not followed), signed per
+//!   Standard Webhooks (`signing`).
 //!
 //! Layers of the SSRF defence, each sufficient on its own for the case it covers:
 //! - `hosts`: the URL's host must be approved: an exact name, a `*.` wildcard, or the development
@@ -36,7 +37,7 @@ mod resolve;
 mod signing;
 
 pub use budget::RequestBudget;
-pub use client::{OutboundClient, ResponseBody};
+pub use client::{OutboundClient, Taking};
 pub use endpoint::{Loopback, endpoint_hosts};
 pub use error::OutboundError;
 pub use hosts::ApprovedHosts;

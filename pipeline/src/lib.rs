@@ -36,6 +36,7 @@ mod workers;
 
 pub use backtests::Runner as BacktestRunner;
 pub use cli::{main, seed_history_main};
+pub use dispatch::Dispatcher as WebhookDispatcher;
 pub use error::Error;
 pub use replies::Replies;
 pub use stage::{AnswerOf, Applied, Decoded, Stage, StageHandler};

@@ -160,12 +160,11 @@ fn dispatch(
     stop: tokio_util::sync::CancellationToken,
 ) -> Result<impl Future<Output = ()> + use<>, outbound::OutboundError> {
     let dispatcher = match &config.secret_keys {
-        Some(keys) => Some(crate::dispatch::Dispatcher {
+        Some(keys) => Some(crate::dispatch::Dispatcher::new(
             pool,
-            client: outbound::OutboundClient::new()?,
-            keys: keys.clone(),
-            loopback: config.endpoints_loopback,
-        }),
+            keys.clone(),
+            config.endpoints_loopback,
+        )?),
         None => {
             tracing::warn!("no SECRET_STORE_KEY: webhook deliveries wait for a worker with it");
             None

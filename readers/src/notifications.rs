@@ -27,7 +27,7 @@ pub struct Notification {
     pub read: bool,
 }
 
-/// A page of notifications with the reader's unread count (both capped like list totals).
+/// A page of notifications with the reader's unread count (each counted to 100,000 at most).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotificationPage {
@@ -70,9 +70,10 @@ pub async fn list(
     .fetch_all(pool)
     .await?;
     let (total, unread): (i64, i64) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT count(*), count(*) FILTER (WHERE NOT read) FROM ( \
-           SELECT {READ} AS read FROM notifications n WHERE {VISIBLE} \
-           ORDER BY n.created_at DESC LIMIT $4) AS capped"
+        "SELECT (SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE {VISIBLE} \
+                 LIMIT $4) AS capped), \
+                (SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE {VISIBLE} \
+                 AND NOT {READ} LIMIT $4) AS capped)"
     )))
     .bind(reader.tenant.id())
     .bind(reader.sub)

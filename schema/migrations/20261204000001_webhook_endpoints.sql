@@ -39,7 +39,10 @@ CREATE TABLE outbound_events (
 );
 
 -- One event to one endpoint. `next_attempt_at` is when it is due (NULL once it succeeded or
--- was given up); `leased_until` keeps other dispatchers off it while one sends it.
+-- was given up); `leased_until` keeps other dispatchers off it while one sends it (and is its
+-- due time meanwhile, so claims never rescan it), `lease_id` is that claim's, which an answer
+-- must carry to be recorded, and `lease_owner` names the dispatcher (its worker's host and
+-- process).
 CREATE TABLE webhook_deliveries (
     id               uuid        PRIMARY KEY,
     tenant_id        uuid        NOT NULL,
@@ -53,6 +56,8 @@ CREATE TABLE webhook_deliveries (
     max_attempts     integer     NOT NULL DEFAULT 5,
     next_attempt_at  timestamptz,
     leased_until     timestamptz,
+    lease_id         uuid,
+    lease_owner      text,
     last_status_code integer,
     last_error       text,
     created_at       timestamptz NOT NULL,

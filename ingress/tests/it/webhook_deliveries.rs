@@ -16,6 +16,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::support::apps::{Tenant, call_with};
+use crate::support::isolation::assert_foreign_is_absent;
 use crate::support::outbound::{circuit_opened, emit};
 use crate::support::receiver::{FAILURE_BODY, Receiver};
 use crate::support::{analyst, database};
@@ -76,14 +77,18 @@ async fn delivery_of(pool: &PgPool, event: Uuid, endpoint: Uuid) -> Uuid {
     }
 }
 
-/// As if the schedule's wait had passed: the delivery is due now, and dispatchers are woken.
-async fn due_now(pool: &PgPool, id: Uuid) {
+/// As if the schedule's wait after attempt `attempt` had passed: the delivery is due now (if
+/// it still waits after that attempt: on a slow machine the wait may have passed already), and
+/// dispatchers are woken.
+async fn due_now(pool: &PgPool, id: Uuid, attempt: i64) {
     sqlx::query(
         "WITH due AS (UPDATE webhook_deliveries SET next_attempt_at = now() \
-           WHERE id = $1 AND next_attempt_at IS NOT NULL RETURNING id) \
+           WHERE id = $1 AND attempts = $2 AND status = 'failed' \
+             AND next_attempt_at IS NOT NULL RETURNING id) \
          SELECT pg_notify('webhook_deliveries', '') FROM due",
     )
     .bind(id)
+    .bind(i32::try_from(attempt).expect("an attempt"))
     .execute(pool)
     .await
     .expect("due now");
@@ -146,6 +151,20 @@ async fn an_event_reaches_each_subscribed_endpoint_once_signed() {
         page["total"], 2,
         "none for the endpoint not subscribed: {page}"
     );
+
+    // Another tenant's: absent, as a random id is.
+    let other = Tenant::new();
+    let foreign = page["items"][0]["id"].as_str().expect("an id");
+    assert_foreign_is_absent(
+        &other.token,
+        &format!("/webhook-deliveries/{foreign}"),
+        &format!("/webhook-deliveries/{}", Uuid::new_v4()),
+    )
+    .await;
+    let retry = format!("/webhook-deliveries/{foreign}/retry");
+    let (status, _) = other.call(Method::POST, &retry, None).await;
+    assert_eq!(status, 404);
+    assert_eq!(deliveries(&other, "").await["total"], 0);
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(c.received().len(), 0);
     assert_eq!(a.received().len(), 1);
@@ -162,27 +181,26 @@ async fn a_receiver_failing_twice_gets_the_third_attempt() {
     let event = emit(tenant.id, circuit_opened("kyc-check")).await;
     let id = delivery_of(&pool, event, uuid(&created["id"])).await;
 
-    let failed = delivery_until(&tenant, id, |d| attempts(d) == 1).await;
-    assert_eq!(failed["status"], "failed", "{failed}");
+    let failed = delivery_until(&tenant, id, |d| attempts(d) >= 1).await;
     let attempt = &failed["attempts"][0];
-    let started = attempt["startedAt"].as_str().expect("startedAt");
-    let next = failed["nextAttemptAt"].as_str().expect("nextAttemptAt");
-    let wait = chrono::DateTime::parse_from_rfc3339(next).expect("time")
-        - chrono::DateTime::parse_from_rfc3339(started).expect("time");
-    assert_eq!(
-        wait,
-        chrono::Duration::seconds(5),
-        "the schedule's first wait"
-    );
+    if attempts(&failed) == 1 {
+        // Caught before the schedule's first wait passed by itself.
+        assert_eq!(failed["status"], "failed", "{failed}");
+        let started = attempt["startedAt"].as_str().expect("startedAt");
+        let next = failed["nextAttemptAt"].as_str().expect("nextAttemptAt");
+        let wait = chrono::DateTime::parse_from_rfc3339(next).expect("time")
+            - chrono::DateTime::parse_from_rfc3339(started).expect("time");
+        assert_eq!(wait, chrono::Duration::seconds(5), "the first wait");
+    }
     assert_eq!(attempt["statusCode"], 500);
     let prefix = attempt["responsePrefix"].as_str().expect("a prefix");
     assert!(prefix.len() <= 256 && FAILURE_BODY.repeat(40).starts_with(prefix));
     assert!(prefix.len() > 200, "{prefix}");
 
-    due_now(&pool, id).await;
-    let second = delivery_until(&tenant, id, |d| attempts(d) == 2).await;
-    assert_eq!(second["status"], "failed");
-    due_now(&pool, id).await;
+    due_now(&pool, id, 1).await;
+    let second = delivery_until(&tenant, id, |d| attempts(d) >= 2).await;
+    assert_eq!(second["attempts"][1]["statusCode"], 500, "{second}");
+    due_now(&pool, id, 2).await;
     let third = delivery_until(&tenant, id, |d| attempts(d) == 3).await;
     assert_eq!(third["status"], "succeeded", "{third}");
     assert_eq!(third["nextAttemptAt"], Value::Null);
@@ -208,9 +226,9 @@ async fn five_failures_give_a_delivery_up_and_tell_the_admins() {
     let event = emit(tenant.id, circuit_opened("doc-verify")).await;
     let id = delivery_of(&pool, event, uuid(&created["id"])).await;
     for attempt in 1..=4 {
-        let failed = delivery_until(&tenant, id, |d| attempts(d) == attempt).await;
+        let failed = delivery_until(&tenant, id, |d| attempts(d) >= attempt).await;
         assert_eq!(failed["status"], "failed", "{failed}");
-        due_now(&pool, id).await;
+        due_now(&pool, id, attempt).await;
     }
     let exhausted = delivery_until(&tenant, id, |d| attempts(d) == 5).await;
     assert_eq!(exhausted["status"], "exhausted", "{exhausted}");
@@ -274,7 +292,8 @@ async fn a_receiver_silent_for_ten_seconds_times_out() {
     assert_eq!(attempt["error"], "timed out", "{failed}");
     assert_eq!(attempt["statusCode"], Value::Null);
     let took = attempt["durationMs"].as_f64().expect("duration");
-    assert!((9_900.0..12_000.0).contains(&took), "{took} ms");
+    // The timeout, and no more than a busy machine's delay after it.
+    assert!((9_900.0..20_000.0).contains(&took), "{took} ms");
 }
 
 #[tokio::test]

@@ -1,9 +1,12 @@
 //! Claiming due deliveries: a batch of deliveries whose time has come, to enabled endpoints,
-//! that no other dispatcher holds, leased to this one ([`LEASE`]) in one statement, with what
-//! sending each needs (the endpoint's URL and sealed secrets, the event). Rows another
+//! that no other dispatcher holds, leased to this one in one statement, with what
+//! sending each needs (the endpoint's URL and sealed secrets, the event). The lease's end is
+//! also the row's due time meanwhile, so a claim never scans rows another holds. Rows another
 //! dispatcher is claiming are skipped, not waited for. A dispatcher that dies holding a lease
 //! leaves the delivery due again once the lease ends: it is sent again, with the same
 //! `webhook-id`, so the receiver can tell.
+
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -13,14 +16,12 @@ use uuid::Uuid;
 
 use crate::Error;
 
-/// How long a claimed delivery is this dispatcher's: past the 10 s receiver timeout and the
-/// time to record the answer.
-pub(super) const LEASE_SECONDS: i32 = 60;
-
 /// A delivery to send now.
 #[derive(Debug)]
 pub(super) struct Due {
     pub(super) id: Uuid,
+    /// The claim that leased it: the answer is recorded only under it.
+    pub(super) lease_id: Uuid,
     pub(super) tenant_id: Uuid,
     pub(super) endpoint_id: Uuid,
     /// This attempt, from 1.
@@ -43,6 +44,7 @@ pub(super) struct Event {
 #[derive(sqlx::FromRow)]
 struct Row {
     id: Uuid,
+    lease_id: Uuid,
     tenant_id: Uuid,
     endpoint_id: Uuid,
     attempts: i32,
@@ -60,8 +62,12 @@ struct Row {
     occurred_at: DateTime<Utc>,
 }
 
-/// Up to `limit` due deliveries, leased to this dispatcher, the longest due first.
-pub(super) async fn due(pool: &PgPool, limit: i64) -> Result<Vec<Due>, Error> {
+/// Up to `limit` due deliveries, leased to `owner` for `lease`, the longest due first.
+pub(super) async fn due(
+    pool: &PgPool,
+    limit: i64,
+    (owner, lease): (&str, Duration),
+) -> Result<Vec<Due>, Error> {
     let rows: Vec<Row> = sqlx::query_as(
         "WITH due AS ( \
            SELECT d.id FROM webhook_deliveries d \
@@ -70,10 +76,11 @@ pub(super) async fn due(pool: &PgPool, limit: i64) -> Result<Vec<Due>, Error> {
              AND (d.leased_until IS NULL OR d.leased_until < now()) \
            ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED) \
          UPDATE webhook_deliveries d \
-         SET leased_until = now() + make_interval(secs => $2) \
+         SET leased_until = now() + make_interval(secs => $2), lease_owner = $3, \
+           lease_id = $4, next_attempt_at = now() + make_interval(secs => $2) \
          FROM due, webhook_endpoints e, outbound_events ev \
          WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id \
-         RETURNING d.id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, e.url, \
+         RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, e.url, \
            e.secret_key_id, e.secret_nonce, e.secret_ciphertext, \
            CASE WHEN e.previous_expires_at > now() THEN e.previous_key_id END \
              AS previous_key_id, \
@@ -83,7 +90,9 @@ pub(super) async fn due(pool: &PgPool, limit: i64) -> Result<Vec<Due>, Error> {
            ev.id AS event_id, ev.type AS event_type, ev.data, ev.occurred_at",
     )
     .bind(limit)
-    .bind(f64::from(LEASE_SECONDS))
+    .bind(lease.as_secs_f64())
+    .bind(owner)
+    .bind(Uuid::now_v7())
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(Due::from).collect())
@@ -109,6 +118,7 @@ impl From<Row> for Due {
         }
         Self {
             id: row.id,
+            lease_id: row.lease_id,
             tenant_id: row.tenant_id,
             endpoint_id: row.endpoint_id,
             attempt: row.attempts + 1,

@@ -46,26 +46,71 @@ const RECORD_BATCH: usize = 256;
 /// How long a stopping dispatcher waits for the attempts in flight to be answered.
 const DRAIN: Duration = Duration::from_secs(15);
 
+/// How long a claimed delivery is one dispatcher's: past the 10 s receiver timeout and the time
+/// to record the answer.
+const LEASE: Duration = Duration::from_secs(60);
+
 /// What a worker sends deliveries with.
 #[derive(Debug, Clone)]
-pub(crate) struct Dispatcher {
-    pub(crate) pool: PgPool,
-    pub(crate) client: OutboundClient,
-    pub(crate) keys: Arc<SecretKeys>,
-    pub(crate) loopback: Loopback,
+pub struct Dispatcher {
+    pool: PgPool,
+    client: OutboundClient,
+    keys: Arc<SecretKeys>,
+    loopback: Loopback,
+    /// Names this dispatcher on the deliveries it holds (`lease_owner`): host and process.
+    owner: Arc<str>,
+    lease: Duration,
 }
 
 /// What an attempt leaves for the recorder.
 enum Done {
     Answered(Answer),
-    Unsigned(Uuid),
+    /// `(delivery, lease)`.
+    Unsigned((Uuid, Uuid)),
 }
 
 impl Dispatcher {
+    /// A dispatcher opening endpoints' secrets with `keys`.
+    pub fn new(
+        pool: PgPool,
+        keys: Arc<SecretKeys>,
+        loopback: Loopback,
+    ) -> Result<Self, outbound::OutboundError> {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "worker".to_owned());
+        Ok(Self {
+            pool,
+            client: OutboundClient::new()?,
+            keys,
+            loopback,
+            owner: format!("{host}/{}", std::process::id()).into(),
+            lease: LEASE,
+        })
+    }
+
+    /// The same, naming itself `owner` on its leases and holding them for `lease`.
+    pub fn leasing_as(self, owner: &str, lease: Duration) -> Self {
+        Self {
+            owner: owner.into(),
+            lease,
+            ..self
+        }
+    }
+
+    /// [`Dispatcher::run`] with a `/healthz` registry of its own.
+    pub async fn run_alone(self, stop: CancellationToken) {
+        let worker = crate::workers::Workers::default().register("webhook-dispatch");
+        self.run(worker, stop).await;
+    }
+
     /// Sends due deliveries until `stop`, then waits for the attempts in flight.
     pub(crate) async fn run(self, worker: Worker, stop: CancellationToken) {
         let (done, answers) = mpsc::channel(IN_FLIGHT * 2);
-        let recorder = tokio::spawn(recorder(self.pool.clone(), answers, stop.clone()));
+        let recorder = tokio::spawn(recorder(
+            self.pool.clone(),
+            answers,
+            worker.clone(),
+            stop.clone(),
+        ));
         let permits = Arc::new(Semaphore::new(IN_FLIGHT));
         let mut listener = listen(&self.pool).await;
         worker.set(WorkerState::Running);
@@ -79,7 +124,8 @@ impl Dispatcher {
                 continue;
             }
             let asked = room.min(IN_FLIGHT);
-            match claim::due(&self.pool, asked as i64).await {
+            let lease = (&*self.owner, self.lease);
+            match claim::due(&self.pool, asked as i64, lease).await {
                 Ok(batch) => {
                     worker.set(WorkerState::Running);
                     let full = batch.len() == asked;
@@ -135,6 +181,7 @@ impl Dispatcher {
                 observe(&due, &attempted);
                 Done::Answered(Answer {
                     delivery_id: due.id,
+                    lease_id: due.lease_id,
                     tenant_id: due.tenant_id,
                     endpoint_id: due.endpoint_id,
                     event_type: due.event.kind,
@@ -146,7 +193,7 @@ impl Dispatcher {
             }
             Err(NotSent::Unsigned) => {
                 tracing::warn!(delivery = %due.id, "no signing secret of the endpoint opens here");
-                Done::Unsigned(due.id)
+                Done::Unsigned((due.id, due.lease_id))
             }
         }
     }
@@ -170,56 +217,90 @@ fn observe(due: &Due, attempted: &send::Attempted) {
     }
 }
 
-/// Records answers as they come, many a transaction; a failed write is tried again (the
-/// attempts stay answered in memory meanwhile; a dispatcher that dies with them lets their
-/// leases expire, and they are sent again).
-async fn recorder(pool: PgPool, mut answers: mpsc::Receiver<Done>, stop: CancellationToken) {
+/// Records answers as they come, many a transaction. A write the database could not take
+/// (it is away, or a conflict) is tried again with growing pauses, the answers held in memory
+/// meanwhile (at most a channel's worth: the senders wait); a batch the database refuses is
+/// written one answer at a time, so an answer that can never be recorded is dropped alone (its
+/// lease ends, and it is sent again). A dispatcher that dies with answers unrecorded lets their
+/// leases end too.
+async fn recorder(
+    pool: PgPool,
+    mut answers: mpsc::Receiver<Done>,
+    worker: Worker,
+    stop: CancellationToken,
+) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while answers.recv_many(&mut batch, RECORD_BATCH).await > 0 {
         let (answered, unsigned) = split(std::mem::take(&mut batch));
-        let mut wait = Duration::from_millis(100);
-        loop {
-            let written = async {
-                if !unsigned.is_empty() {
-                    record::unsigned(&pool, &unsigned).await?;
-                }
-                if answered.is_empty() {
-                    return Ok(Vec::new());
-                }
-                record::answers(&pool, &answered).await
-            };
-            match written.await {
-                Ok(recorded) => {
-                    for (answer, status) in answered.iter().zip(recorded) {
-                        let tenant = answer.tenant_id.to_string();
-                        metrics::counter!("svc.webhook.delivery.count", "tenant" => tenant,
-                            "status" => status.1)
-                        .increment(1);
+        if !unsigned.is_empty() {
+            let given_back = record::unsigned(&pool, &unsigned).await;
+            if let Err(error) = given_back {
+                tracing::warn!(%error, "deliveries not given back; their leases will end");
+            }
+        }
+        if answered.is_empty() {
+            continue;
+        }
+        match written(&pool, &answered, &worker, &stop).await {
+            Ok(()) => {}
+            Err(refused) if answered.len() > 1 => {
+                tracing::warn!(%refused, "a batch of answers refused; recording one at a time");
+                for answer in answered.chunks(1) {
+                    if let Err(error) = written(&pool, answer, &worker, &stop).await {
+                        tracing::error!(%error, delivery = %answer[0].delivery_id,
+                            "an answer not recorded; the delivery goes again when its lease ends");
                     }
-                    break;
                 }
-                Err(error) if !stop.is_cancelled() || wait < Duration::from_secs(5) => {
-                    tracing::warn!(%error, "delivery answers not recorded yet; retrying");
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(5));
-                }
-                Err(error) => {
-                    tracing::error!(%error, "stopping with delivery answers unrecorded; \
-                        they will be sent again");
-                    break;
-                }
+            }
+            Err(error) => {
+                tracing::error!(%error, delivery = %answered[0].delivery_id,
+                    "an answer not recorded; the delivery goes again when its lease ends");
             }
         }
     }
 }
 
-fn split(batch: Vec<Done>) -> (Vec<Answer>, Vec<Uuid>) {
+/// Writes `answered`, waiting out a database that is away (until the stop); answers the error
+/// the database gave when it refused them.
+async fn written(
+    pool: &PgPool,
+    answered: &[Answer],
+    worker: &Worker,
+    stop: &CancellationToken,
+) -> Result<(), crate::Error> {
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match record::answers(pool, answered).await {
+            Ok(recorded) => {
+                worker.set(WorkerState::Running);
+                for (tenant, status) in recorded {
+                    metrics::counter!("svc.webhook.delivery.count",
+                        "tenant" => tenant.to_string(), "status" => status)
+                    .increment(1);
+                }
+                return Ok(());
+            }
+            Err(error) if error.class() == crate::error::RetryClass::Poison => return Err(error),
+            Err(error) if stop.is_cancelled() && wait >= Duration::from_secs(5) => {
+                return Err(error);
+            }
+            Err(error) => {
+                worker.set(WorkerState::Retrying);
+                tracing::warn!(%error, "delivery answers not recorded yet; retrying");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+fn split(batch: Vec<Done>) -> (Vec<Answer>, Vec<(Uuid, Uuid)>) {
     let mut answered = Vec::new();
     let mut unsigned = Vec::new();
     for done in batch {
         match done {
             Done::Answered(answer) => answered.push(answer),
-            Done::Unsigned(id) => unsigned.push(id),
+            Done::Unsigned(given_back) => unsigned.push(given_back),
         }
     }
     (answered, unsigned)

@@ -1,9 +1,10 @@
 //! Recording attempts, many in one transaction: each delivery moves to `succeeded`, `failed`
 //! (due again by the [`schedule`](super::schedule)) or `exhausted`, its lease released, with
 //! a row of `webhook_delivery_attempts`; a delivery given up notifies the tenant's admins
-//! (`webhook_delivery_exhausted`, once per delivery). An answer is recorded only while the
-//! delivery still stands where the attempt found it: a dispatcher that lost its lease (it took
-//! longer than the lease, and another dispatcher sent it again) records nothing.
+//! (`webhook_delivery_exhausted`, once per delivery). An answer is recorded only under the
+//! claim that leased it, and only while the delivery stands where the attempt found it: a
+//! dispatcher that lost its lease (it took longer than the lease, and another claimed it)
+//! records nothing, and cannot clear the other's lease.
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -21,6 +22,7 @@ const UNSIGNED_WAIT_SECONDS: f64 = 60.0;
 #[derive(Debug)]
 pub(super) struct Answer {
     pub(super) delivery_id: Uuid,
+    pub(super) lease_id: Uuid,
     pub(super) tenant_id: Uuid,
     pub(super) endpoint_id: Uuid,
     pub(super) event_type: String,
@@ -48,12 +50,13 @@ impl Answer {
     }
 }
 
-/// Records `answers` in one transaction; answers the statuses recorded, per delivery.
+/// Records `answers` in one transaction; answers the tenant and status of each recorded.
 pub(super) async fn answers(
     pool: &PgPool,
     answers: &[Answer],
 ) -> Result<Vec<(Uuid, &'static str)>, Error> {
     let mut ids = Vec::with_capacity(answers.len());
+    let mut leases = Vec::with_capacity(answers.len());
     let mut attempts = Vec::with_capacity(answers.len());
     let mut statuses = Vec::with_capacity(answers.len());
     let mut due = Vec::with_capacity(answers.len());
@@ -65,6 +68,7 @@ pub(super) async fn answers(
     for answer in answers {
         let (status, next) = answer.standing();
         ids.push(answer.delivery_id);
+        leases.push(answer.lease_id);
         attempts.push(answer.attempt);
         statuses.push(status);
         due.push(next);
@@ -77,11 +81,12 @@ pub(super) async fn answers(
     let mut tx = pool.begin().await?;
     let recorded: Vec<Uuid> = sqlx::query_scalar(
         "UPDATE webhook_deliveries d SET attempts = a.attempt, status = a.status, \
-           next_attempt_at = a.due, leased_until = NULL, last_status_code = a.code, \
+           next_attempt_at = a.due, leased_until = NULL, lease_owner = NULL, lease_id = NULL, \
+           last_status_code = a.code, \
            last_error = a.error, updated_at = now() \
          FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], \
-                     $6::text[]) AS a(id, attempt, status, due, code, error) \
-         WHERE d.id = a.id AND d.attempts = a.attempt - 1 \
+                     $6::text[], $7::uuid[]) AS a(id, attempt, status, due, code, error, lease) \
+         WHERE d.id = a.id AND d.lease_id = a.lease AND d.attempts = a.attempt - 1 \
          RETURNING d.id",
     )
     .bind(&ids)
@@ -90,6 +95,7 @@ pub(super) async fn answers(
     .bind(&due)
     .bind(&codes)
     .bind(&errors)
+    .bind(&leases)
     .fetch_all(&mut *tx)
     .await?;
     sqlx::query(
@@ -114,7 +120,7 @@ pub(super) async fn answers(
     let outcome: Vec<(Uuid, &'static str)> = answers
         .iter()
         .filter(|answer| recorded.contains(&answer.delivery_id))
-        .map(|answer| (answer.delivery_id, answer.standing().0))
+        .map(|answer| (answer.tenant_id, answer.standing().0))
         .collect();
     for answer in answers.iter().filter(|answer| {
         recorded.contains(&answer.delivery_id) && answer.standing().0 == "exhausted"
@@ -153,14 +159,18 @@ async fn notify_exhausted(
     Ok(())
 }
 
-/// Gives back deliveries this worker could not sign: due again a minute later, no attempt
-/// counted.
-pub(super) async fn unsigned(pool: &PgPool, ids: &[Uuid]) -> Result<(), Error> {
+/// Gives back deliveries this worker could not sign (`(delivery, lease)`): due again a minute
+/// later, no attempt counted.
+pub(super) async fn unsigned(pool: &PgPool, given_back: &[(Uuid, Uuid)]) -> Result<(), Error> {
+    let (ids, leases): (Vec<Uuid>, Vec<Uuid>) = given_back.iter().copied().unzip();
     sqlx::query(
-        "UPDATE webhook_deliveries SET leased_until = NULL, \
-         next_attempt_at = now() + make_interval(secs => $2) WHERE id = ANY($1)",
+        "UPDATE webhook_deliveries d SET leased_until = NULL, lease_owner = NULL, \
+           lease_id = NULL, next_attempt_at = now() + make_interval(secs => $3) \
+         FROM unnest($1::uuid[], $2::uuid[]) AS g(id, lease) \
+         WHERE d.id = g.id AND d.lease_id = g.lease",
     )
-    .bind(ids)
+    .bind(&ids)
+    .bind(&leases)
     .bind(UNSIGNED_WAIT_SECONDS)
     .execute(pool)
     .await?;

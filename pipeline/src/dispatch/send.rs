@@ -1,15 +1,15 @@
 //! One attempt of a delivery: the event's body, signed with each secret that signs (Standard
 //! Webhooks, `outbound::signing`), sent through the same client and address defences as a
 //! vendor request (`outbound`), to the endpoint's own host only, within the receiver timeout.
-//! A 2xx answer is a success; anything else, or no answer, a failure. Of the receiver's body
-//! only a short prefix is read and kept.
+//! A 2xx answer is a success; anything else (a redirect too: it is not followed), or no answer,
+//! a failure. Of the receiver's body only a short prefix is read and kept.
 
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use outbound::{
-    Loopback, OutboundClient, OutboundRequest, ResponseBody, SigningSecret, endpoint_hosts,
+    Loopback, OutboundClient, OutboundRequest, SigningSecret, Taking, endpoint_hosts,
     signature_header,
 };
 use serde_json::json;
@@ -141,13 +141,28 @@ async fn send(
 ) -> Result<(u16, String), String> {
     let parsed = url::Url::parse(url).map_err(|_| "the endpoint URL does not parse".to_owned())?;
     let hosts = endpoint_hosts(&parsed, loopback).map_err(|error| error.to_string())?;
-    let kept = ResponseBody::Prefix(RESPONSE_PREFIX_BYTES);
+    let taking = Taking::Delivery {
+        prefix: RESPONSE_PREFIX_BYTES,
+    };
     let response = client
-        .send_keeping(&hosts, request, RECEIVER_TIMEOUT, kept)
+        .send_taking(&hosts, request, RECEIVER_TIMEOUT, taking)
         .await
         .map_err(|error| error.to_string())?;
-    Ok((
-        response.status,
-        String::from_utf8_lossy(&response.body).into_owned(),
-    ))
+    Ok((response.status, storable(&response.body)))
+}
+
+/// The receiver's bytes as text a `text` column takes: invalid UTF-8 and NUL (which Postgres
+/// refuses in text) replaced, so no receiver can make its attempt unrecordable.
+fn storable(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).replace('\0', "\u{fffd}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_body_is_kept_as_storable_text() {
+        assert_eq!(storable(b"ok\0\xff!"), "ok\u{fffd}\u{fffd}!");
+    }
 }

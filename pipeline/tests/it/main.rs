@@ -6,6 +6,7 @@
 mod backtests;
 mod callback_burst;
 mod dead_letters;
+mod dispatch;
 mod evaluations;
 mod group_churn;
 mod install_burst;

@@ -1,0 +1,242 @@
+//! Webhook deliveries survive their dispatcher: against the stack's Postgres and pipeline, a
+//! dispatcher of its own (this test binary re-run as a child process, on a short lease) is
+//! killed (SIGKILL) in the middle of a burst of 300 events to two endpoints. The deliveries it
+//! held are sent again once its leases end (by the stack's dispatcher, which was sending
+//! beside it): every event reaches each endpoint, each recorded as one delivery, succeeded,
+//! with one attempt row per attempt; only what the dead dispatcher held reached the receiver
+//! twice, with the same `webhook-id`.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use outbound::{Loopback, SigningSecret};
+use pipeline::WebhookDispatcher;
+use serde_json::json;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use topics::endpoints::secret_binding;
+use topics::sealed::SecretKeys;
+use uuid::Uuid;
+
+use crate::support::{WorkerProcess, database, stack};
+
+const EVENTS: usize = 300;
+const OWNER: &str = "dispatch-kill-test";
+/// How long each answer of the receiver takes: attempts are in flight when the kill comes.
+const ANSWER_DELAY: Duration = Duration::from_millis(300);
+
+fn keys() -> Arc<SecretKeys> {
+    let key = stack().var("SECRET_STORE_KEY").to_owned();
+    Arc::new(SecretKeys::parse(&key, &[]).expect("the stack's key"))
+}
+
+/// Runs as a child process of the kill test: a dispatcher until it is killed.
+#[tokio::test]
+#[ignore = "started as a child process by the dispatcher kill test"]
+async fn dispatcher_process() {
+    if std::env::var("WORKER_TOPIC").is_err() {
+        panic!("a dispatcher started by the kill test, not a test");
+    }
+    let dispatcher = WebhookDispatcher::new(database().await, keys(), Loopback::Allowed)
+        .expect("dispatcher")
+        .leasing_as(OWNER, Duration::from_secs(5));
+    dispatcher
+        .run_alone(tokio_util::sync::CancellationToken::new())
+        .await;
+}
+
+/// A receiver counting each `webhook-id` per path, answering 204 after [`ANSWER_DELAY`].
+async fn receiver() -> (String, Arc<Mutex<HashMap<(String, String), usize>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+    let address = listener.local_addr().expect("address");
+    let seen: Arc<Mutex<HashMap<(String, String), usize>>> = Arc::default();
+    let counting = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let counting = counting.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |request: Request<hyper::body::Incoming>| {
+                    let counting = counting.clone();
+                    async move {
+                        let id = request
+                            .headers()
+                            .get("webhook-id")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default()
+                            .to_owned();
+                        let key = (request.uri().path().to_owned(), id);
+                        *counting.lock().expect("lock").entry(key).or_default() += 1;
+                        tokio::time::sleep(ANSWER_DELAY).await;
+                        let mut response = Response::new(Full::new(Bytes::new()));
+                        *response.status_mut() = StatusCode::NO_CONTENT;
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{address}"), seen)
+}
+
+/// An enabled endpoint of `tenant` at `url`, every event type, with a sealed secret.
+async fn endpoint(pool: &PgPool, tenant: Uuid, url: &str) -> Uuid {
+    let id = Uuid::now_v7();
+    let secret = SigningSecret::generate().reveal();
+    let sealed = keys().seal(secret_binding(tenant, &id.to_string()), &secret);
+    sqlx::query(
+        "INSERT INTO webhook_endpoints (id, tenant_id, url, event_types, enabled, description, \
+         secret_key_id, secret_nonce, secret_ciphertext, created_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, '{}', true, 'kill test', $4, $5, $6, 'test', now(), now())",
+    )
+    .bind(id)
+    .bind(tenant)
+    .bind(url)
+    .bind(&sealed.key_id)
+    .bind(&sealed.nonce)
+    .bind(&sealed.ciphertext)
+    .execute(pool)
+    .await
+    .expect("endpoint");
+    id
+}
+
+/// EVENTS events of `tenant`, each with a due delivery to both endpoints, and the dispatchers
+/// woken, as the outbound stage records them.
+async fn burst(pool: &PgPool, tenant: Uuid, endpoints: [Uuid; 2]) -> Vec<Uuid> {
+    let events: Vec<Uuid> = (0..EVENTS).map(|_| Uuid::now_v7()).collect();
+    let mut tx = pool.begin().await.expect("tx");
+    sqlx::query(
+        "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
+         SELECT id, $2, 'app.circuit.opened', $3, now() FROM unnest($1::uuid[]) AS e(id)",
+    )
+    .bind(&events)
+    .bind(tenant)
+    .bind(json!({"appName": "kyc-check", "failures": 5}))
+    .execute(&mut *tx)
+    .await
+    .expect("events");
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, \
+         status, next_attempt_at, created_at, updated_at) \
+         SELECT gen_random_uuid(), $2, endpoint_id, e.id, 'app.circuit.opened', 'pending', \
+           now(), now(), now() \
+         FROM unnest($1::uuid[]) AS e(id), unnest($3::uuid[]) AS p(endpoint_id)",
+    )
+    .bind(&events)
+    .bind(tenant)
+    .bind(&endpoints[..])
+    .execute(&mut *tx)
+    .await
+    .expect("deliveries");
+    sqlx::query("SELECT pg_notify('webhook_deliveries', '')")
+        .execute(&mut *tx)
+        .await
+        .expect("wake");
+    tx.commit().await.expect("commit");
+    events
+}
+
+async fn held_by_child(pool: &PgPool, tenant: Uuid) -> Vec<Uuid> {
+    sqlx::query_scalar(
+        "SELECT event_id FROM webhook_deliveries WHERE tenant_id = $1 AND lease_owner = $2 \
+         AND status = 'pending'",
+    )
+    .bind(tenant)
+    .bind(OWNER)
+    .fetch_all(pool)
+    .await
+    .expect("held")
+}
+
+#[tokio::test]
+async fn a_dispatcher_killed_mid_burst_loses_no_delivery_and_records_each_once() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let (url, seen) = receiver().await;
+    let endpoints = [
+        endpoint(&pool, tenant, &format!("{url}/a")).await,
+        endpoint(&pool, tenant, &format!("{url}/b")).await,
+    ];
+    let child = WorkerProcess::start("dispatch::dispatcher_process", "none", "none");
+    // The child listens before the burst: give it its connection.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let events = burst(&pool, tenant, endpoints).await;
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let held = loop {
+        let held = held_by_child(&pool, tenant).await;
+        if !held.is_empty() {
+            break held;
+        }
+        assert!(Instant::now() < deadline, "the child never held a delivery");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    child.kill();
+    let held: HashSet<Uuid> = held_by_child(&pool, tenant)
+        .await
+        .into_iter()
+        .chain(held)
+        .collect();
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (succeeded, all): (i64, i64) = sqlx::query_as(
+            "SELECT count(*) FILTER (WHERE status = 'succeeded'), count(*) \
+             FROM webhook_deliveries WHERE tenant_id = $1",
+        )
+        .bind(tenant)
+        .fetch_one(&pool)
+        .await
+        .expect("counts");
+        assert_eq!(
+            all,
+            (EVENTS * 2) as i64,
+            "one delivery per endpoint and event"
+        );
+        if succeeded == all {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{succeeded} of {all} succeeded");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (attempt_rows, attempts): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM webhook_delivery_attempts a JOIN webhook_deliveries d \
+                 ON d.id = a.delivery_id WHERE d.tenant_id = $1), \
+                (SELECT sum(attempts) FROM webhook_deliveries WHERE tenant_id = $1)",
+    )
+    .bind(tenant)
+    .fetch_one(&pool)
+    .await
+    .expect("attempts");
+    assert_eq!(attempt_rows, attempts, "one row per attempt recorded");
+    assert_eq!(
+        attempts,
+        (EVENTS * 2) as i64,
+        "one attempt each was recorded"
+    );
+
+    let seen = seen.lock().expect("lock").clone();
+    for event in &events {
+        for path in ["/a", "/b"] {
+            let times = seen.get(&(path.to_owned(), event.to_string())).copied();
+            assert!(times.is_some(), "{event} never reached {path}");
+            if times > Some(1) {
+                assert!(
+                    held.contains(event),
+                    "{event} sent twice, not held by the dead"
+                );
+            }
+        }
+    }
+}
