@@ -39,10 +39,11 @@ CREATE TABLE outbound_events (
 );
 
 -- One event to one endpoint. `next_attempt_at` is when it is due (NULL once it succeeded or
--- was given up); `leased_until` keeps other dispatchers off it while one sends it (and is its
--- due time meanwhile, so claims never rescan it), `lease_id` is that claim's, which an answer
--- must carry to be recorded, and `lease_owner` names the dispatcher (its worker's host and
--- process).
+-- was given up, and while its endpoint is disabled); `leased_until` keeps other dispatchers off
+-- it while one sends it, `lease_id` is that claim's, which an answer must carry to be
+-- recorded, and `lease_owner` names the dispatcher (its worker's host and process). A claim
+-- changes no indexed column, so it is a heap-only update where the page has room (the fill
+-- factor keeps some); the answer's update moves it out of the due index.
 CREATE TABLE webhook_deliveries (
     id               uuid        PRIMARY KEY,
     tenant_id        uuid        NOT NULL,
@@ -63,15 +64,19 @@ CREATE TABLE webhook_deliveries (
     created_at       timestamptz NOT NULL,
     updated_at       timestamptz NOT NULL,
     UNIQUE (endpoint_id, event_id)
-);
+) WITH (fillfactor = 80);
 
+-- What dispatchers claim from.
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
     WHERE next_attempt_at IS NOT NULL;
+-- The list, newest first; by endpoint it goes through the unique index.
 CREATE INDEX webhook_deliveries_tenant ON webhook_deliveries (tenant_id, created_at DESC, id DESC);
-CREATE INDEX webhook_deliveries_status ON webhook_deliveries
-    (tenant_id, status, created_at DESC, id DESC);
-CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries
-    (endpoint_id, created_at DESC, id DESC);
+-- The list filtered to the deliveries in trouble, which a healthy tenant has few of.
+CREATE INDEX webhook_deliveries_trouble ON webhook_deliveries (tenant_id, created_at DESC, id DESC)
+    WHERE status IN ('failed', 'exhausted');
+-- Deliveries held for a disabled endpoint, released when it is enabled.
+CREATE INDEX webhook_deliveries_held ON webhook_deliveries (endpoint_id)
+    WHERE next_attempt_at IS NULL AND status IN ('pending', 'failed');
 
 -- Each attempt of a delivery: what the receiver answered, never more of its body than a short
 -- prefix.

@@ -1,7 +1,8 @@
 //! Claiming due deliveries: a batch of deliveries whose time has come, to enabled endpoints,
 //! that no other dispatcher holds, leased to this one in one statement, with what
-//! sending each needs (the endpoint's URL and sealed secrets, the event). The lease's end is
-//! also the row's due time meanwhile, so a claim never scans rows another holds. Rows another
+//! sending each needs (the endpoint's URL and sealed secrets, the event). The claim changes no
+//! indexed column (a heap-only update); rows in flight stay at the head of the due index, at
+//! most a few hundred a dispatcher, and a claim steps over them. Rows another
 //! dispatcher is claiming are skipped, not waited for. A dispatcher that dies holding a lease
 //! leaves the delivery due again once the lease ends: it is sent again, with the same
 //! `webhook-id`, so the receiver can tell.
@@ -77,7 +78,7 @@ pub(super) async fn due(
            ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED) \
          UPDATE webhook_deliveries d \
          SET leased_until = now() + make_interval(secs => $2), lease_owner = $3, \
-           lease_id = $4, next_attempt_at = now() + make_interval(secs => $2) \
+           lease_id = $4 \
          FROM due, webhook_endpoints e, outbound_events ev \
          WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id \
          RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, e.url, \

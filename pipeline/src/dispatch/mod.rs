@@ -8,6 +8,7 @@
 //! - [`send`]: each is attempted beside the others (up to [`IN_FLIGHT`] at once), signed,
 //!   through the outbound defences, within the 10 s receiver timeout.
 //! - [`record`]: answers are recorded in batches, the next attempt scheduled by [`schedule`].
+//! - [`release`]: deliveries held for an endpoint that has since been enabled are released.
 //!
 //! A delivery is attempted at least once per due time: a dispatcher killed between sending and
 //! recording leaves its lease to expire, and the delivery is sent again with the same
@@ -16,6 +17,7 @@
 
 mod claim;
 mod record;
+mod release;
 mod schedule;
 mod send;
 
@@ -114,7 +116,16 @@ impl Dispatcher {
         let permits = Arc::new(Semaphore::new(IN_FLIGHT));
         let mut listener = listen(&self.pool).await;
         worker.set(WorkerState::Running);
+        let mut released_at = tokio::time::Instant::now();
         while !stop.is_cancelled() {
+            if released_at.elapsed() >= release::RELEASE_EVERY {
+                released_at = tokio::time::Instant::now();
+                match release::held_of_enabled(&self.pool).await {
+                    Ok(0) => {}
+                    Ok(released) => tracing::info!(released, "held deliveries released"),
+                    Err(error) => tracing::warn!(%error, "held deliveries not released yet"),
+                }
+            }
             let room = permits.available_permits();
             if room == 0 {
                 tokio::select! {

@@ -70,7 +70,7 @@ async fn event(
     }
     let endpoints: Vec<(Uuid, bool)> = sqlx::query_as(
         "SELECT id, enabled FROM webhook_endpoints WHERE tenant_id = $1 \
-         AND (event_types = '{}' OR $2 = ANY(event_types)) FOR SHARE",
+         AND (event_types = '{}' OR $2 = ANY(event_types))",
     )
     .bind(tenant)
     .bind(name)
@@ -81,9 +81,9 @@ async fn event(
     }
     let ids: Vec<Uuid> = endpoints.iter().map(|_| Uuid::now_v7()).collect();
     let (endpoint_ids, enabled): (Vec<Uuid>, Vec<bool>) = endpoints.into_iter().unzip();
-    // A disabled endpoint's delivery waits without a due time until it is enabled; the
-    // endpoints are locked (FOR SHARE) so an enable cannot slip between the read and the insert
-    // and leave a delivery held on an enabled endpoint.
+    // A disabled endpoint's delivery waits without a due time until it is enabled. An enable
+    // committed between this read and the insert would leave it held on an enabled endpoint:
+    // the dispatchers' sweep releases those (`dispatch::release`).
     sqlx::query(
         "INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, \
          status, next_attempt_at, created_at, updated_at) \

@@ -4,7 +4,10 @@
 //! held are sent again once its leases end (by the stack's dispatcher, which was sending
 //! beside it): every event reaches each endpoint, each recorded as one delivery, succeeded,
 //! with one attempt row per attempt; only what the dead dispatcher held reached the receiver
-//! twice, with the same `webhook-id`.
+//! twice, with the same `webhook-id`. And deliveries wait while no worker holds the key their
+//! endpoint's secret is sealed with: the stack's dispatcher gives them back without counting an
+//! attempt, and a worker with the key sends them. A delivery left held on an enabled endpoint
+//! (an enable racing the event) is released by the dispatchers' sweep.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -33,17 +36,27 @@ const OWNER: &str = "dispatch-kill-test";
 /// How long each answer of the receiver takes: attempts are in flight when the kill comes.
 const ANSWER_DELAY: Duration = Duration::from_millis(300);
 
+/// The stack's secret store keys, or the key `DISPATCH_TEST_KEY` names when set.
 fn keys() -> Arc<SecretKeys> {
-    let key = stack().var("SECRET_STORE_KEY").to_owned();
-    Arc::new(SecretKeys::parse(&key, &[]).expect("the stack's key"))
+    let key = std::env::var("DISPATCH_TEST_KEY")
+        .unwrap_or_else(|_| stack().var("SECRET_STORE_KEY").to_owned());
+    Arc::new(SecretKeys::parse(&key, &[]).expect("a secret store key"))
 }
 
-/// Runs as a child process of the kill test: a dispatcher until it is killed.
+/// A key of the secret store that no worker of the stack holds.
+fn foreign_key() -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .encode(Uuid::new_v4().as_u128().to_be_bytes().repeat(2))
+}
+
+/// Runs as a child process of these tests: a dispatcher until it is killed, with the stack's
+/// keys or those of `DISPATCH_TEST_KEY`.
 #[tokio::test]
-#[ignore = "started as a child process by the dispatcher kill test"]
+#[ignore = "started as a child process by the dispatcher tests"]
 async fn dispatcher_process() {
     if std::env::var("WORKER_TOPIC").is_err() {
-        panic!("a dispatcher started by the kill test, not a test");
+        panic!("a dispatcher started by the dispatcher tests, not a test");
     }
     let dispatcher = WebhookDispatcher::new(database().await, keys(), Loopback::Allowed)
         .expect("dispatcher")
@@ -89,11 +102,16 @@ async fn receiver() -> (String, Arc<Mutex<HashMap<(String, String), usize>>>) {
     (format!("http://{address}"), seen)
 }
 
-/// An enabled endpoint of `tenant` at `url`, every event type, with a sealed secret.
+/// An enabled endpoint of `tenant` at `url`, every event type, with a secret sealed by the
+/// stack's key.
 async fn endpoint(pool: &PgPool, tenant: Uuid, url: &str) -> Uuid {
+    endpoint_sealed_by(pool, tenant, url, &keys()).await
+}
+
+async fn endpoint_sealed_by(pool: &PgPool, tenant: Uuid, url: &str, keys: &SecretKeys) -> Uuid {
     let id = Uuid::now_v7();
     let secret = SigningSecret::generate().reveal();
-    let sealed = keys().seal(secret_binding(tenant, &id.to_string()), &secret);
+    let sealed = keys.seal(secret_binding(tenant, &id.to_string()), &secret);
     sqlx::query(
         "INSERT INTO webhook_endpoints (id, tenant_id, url, event_types, enabled, description, \
          secret_key_id, secret_nonce, secret_ciphertext, created_by, created_at, updated_at) \
@@ -114,7 +132,12 @@ async fn endpoint(pool: &PgPool, tenant: Uuid, url: &str) -> Uuid {
 /// EVENTS events of `tenant`, each with a due delivery to both endpoints, and the dispatchers
 /// woken, as the outbound stage records them.
 async fn burst(pool: &PgPool, tenant: Uuid, endpoints: [Uuid; 2]) -> Vec<Uuid> {
-    let events: Vec<Uuid> = (0..EVENTS).map(|_| Uuid::now_v7()).collect();
+    events(pool, tenant, EVENTS, &endpoints).await
+}
+
+/// `count` events of `tenant` with a due delivery to each of `endpoints`, dispatchers woken.
+async fn events(pool: &PgPool, tenant: Uuid, count: usize, endpoints: &[Uuid]) -> Vec<Uuid> {
+    let events: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
     let mut tx = pool.begin().await.expect("tx");
     sqlx::query(
         "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
@@ -135,7 +158,7 @@ async fn burst(pool: &PgPool, tenant: Uuid, endpoints: [Uuid; 2]) -> Vec<Uuid> {
     )
     .bind(&events)
     .bind(tenant)
-    .bind(&endpoints[..])
+    .bind(endpoints)
     .execute(&mut *tx)
     .await
     .expect("deliveries");
@@ -239,4 +262,122 @@ async fn a_dispatcher_killed_mid_burst_loses_no_delivery_and_records_each_once()
             }
         }
     }
+}
+
+#[tokio::test]
+async fn deliveries_wait_for_a_worker_holding_their_key() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let (url, seen) = receiver().await;
+    let key = foreign_key();
+    let sealed_by = SecretKeys::parse(&key, &[]).expect("a key");
+    let endpoint = endpoint_sealed_by(&pool, tenant, &format!("{url}/held"), &sealed_by).await;
+    let event = events(&pool, tenant, 1, &[endpoint]).await[0];
+
+    // The stack's dispatcher claims it, opens nothing, and gives it back a minute on.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let given_back = loop {
+        let (attempts, status, wait): (i32, String, Option<f64>) = sqlx::query_as(
+            "SELECT attempts, status, \
+                    extract(epoch FROM next_attempt_at - now())::float8 \
+             FROM webhook_deliveries WHERE event_id = $1",
+        )
+        .bind(event)
+        .fetch_one(&pool)
+        .await
+        .expect("delivery");
+        if wait.is_some_and(|wait| wait > 30.0) {
+            break (attempts, status);
+        }
+        assert!(Instant::now() < deadline, "never given back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(given_back, (0, "pending".to_owned()), "no attempt counted");
+    assert!(
+        seen.lock().expect("lock").is_empty(),
+        "nothing sent unsigned"
+    );
+
+    // A worker holding the key: once the delivery is due again (a minute on, made now), it goes.
+    let child = WorkerProcess::start_with_env(
+        "dispatch::dispatcher_process",
+        ("none", "none"),
+        &[("DISPATCH_TEST_KEY", &key)],
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    sqlx::query(
+        "WITH due AS (UPDATE webhook_deliveries SET next_attempt_at = now() \
+           WHERE event_id = $1 RETURNING id) \
+         SELECT pg_notify('webhook_deliveries', '') FROM due",
+    )
+    .bind(event)
+    .execute(&pool)
+    .await
+    .expect("due");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status: String =
+            sqlx::query_scalar("SELECT status FROM webhook_deliveries WHERE event_id = $1")
+                .bind(event)
+                .fetch_one(&pool)
+                .await
+                .expect("status");
+        if status == "succeeded" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    child.kill();
+    let sent = seen
+        .lock()
+        .expect("lock")
+        .get(&("/held".to_owned(), event.to_string()))
+        .copied();
+    assert_eq!(sent, Some(1));
+}
+
+#[tokio::test]
+async fn a_delivery_held_on_an_enabled_endpoint_is_released_by_the_sweep() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let (url, seen) = receiver().await;
+    let endpoint = endpoint(&pool, tenant, &format!("{url}/released")).await;
+    // The event and its delivery as the outbound stage records them when it read the endpoint
+    // disabled while an enable was committing: held, without a due time, on an enabled endpoint.
+    let event = events(&pool, tenant, 1, &[]).await[0];
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, \
+         status, next_attempt_at, created_at, updated_at) \
+         VALUES (gen_random_uuid(), $1, $2, $3, 'app.circuit.opened', 'pending', NULL, now(), now())",
+    )
+    .bind(tenant)
+    .bind(endpoint)
+    .bind(event)
+    .execute(&pool)
+    .await
+    .expect("held delivery");
+
+    // The sweep runs every 30 s in each dispatcher: within two sweeps and a send, it is sent.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (status, attempts): (String, i32) =
+            sqlx::query_as("SELECT status, attempts FROM webhook_deliveries WHERE event_id = $1")
+                .bind(event)
+                .fetch_one(&pool)
+                .await
+                .expect("delivery");
+        if status == "succeeded" {
+            assert_eq!(attempts, 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {status}: never released");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let sent = seen
+        .lock()
+        .expect("lock")
+        .get(&("/released".to_owned(), event.to_string()))
+        .copied();
+    assert_eq!(sent, Some(1));
 }

@@ -397,6 +397,11 @@ impl WorkerProcess {
         Self::start_committing(name, topic, group, WORKER_COMMIT_INTERVAL)
     }
 
+    /// [`WorkerProcess::start`] with `env` added to the child's environment.
+    pub fn start_with_env(name: &str, (topic, group): (&str, &str), env: &[(&str, &str)]) -> Self {
+        Self::spawn(name, (topic, group), WORKER_COMMIT_INTERVAL, env)
+    }
+
     /// [`WorkerProcess::start`], committing offsets every `commit_interval`.
     pub fn start_committing(
         name: &str,
@@ -404,7 +409,17 @@ impl WorkerProcess {
         group: &str,
         commit_interval: Duration,
     ) -> Self {
+        Self::spawn(name, (topic, group), commit_interval, &[])
+    }
+
+    fn spawn(
+        name: &str,
+        (topic, group): (&str, &str),
+        commit_interval: Duration,
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut command = std::process::Command::new(std::env::current_exe().expect("test binary"));
+        command.envs(env.iter().copied());
         command
             .args([name, "--exact", "--ignored", "--nocapture"])
             .env("WORKER_TOPIC", topic)
