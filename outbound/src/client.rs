@@ -1,7 +1,7 @@
 //! The one HTTP client of the wasm host functions (kernel `http_request` and platform
-//! `http_send`) and of deliveries to webhook endpoints. Each hop of a request is approved (`hosts`), connected through a resolver that
-//! only yields allowed addresses (`resolve`), checked against the address actually connected to,
-//! and bounded in time and size.
+//! `http_send`) and of deliveries to webhook endpoints. Each hop of a request is approved
+//! (`hosts`), connected through a resolver that only yields allowed addresses (`resolve`),
+//! checked against the address actually connected to, and bounded in time and size.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,11 +1,12 @@
-//! Why a vendor request failed. Messages reach the module (and logs), so they name hosts and
-//! header names at most: never a header value, a URL query or a body, which may hold secrets.
+//! Why an outbound request (a module's vendor request, a webhook delivery) failed. Messages
+//! reach the module, the delivery's attempt history and logs, so they name hosts and header
+//! names at most: never a header value, a URL query or a body, which may hold secrets.
 
 use std::error::Error as StdError;
 
 use crate::resolve::NoPublicAddress;
 
-/// A vendor request the runner refused or could not complete.
+/// An outbound request refused or not completed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OutboundError {
     /// The target is not approved or not allowed by the address policy.

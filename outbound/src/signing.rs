@@ -54,7 +54,7 @@ impl SigningSecret {
     }
 
     /// `v1,<base64 signature>` of one message.
-    pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> String {
+    fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> String {
         // HMAC takes a key of any length; `new_from_slice` cannot fail for it.
         let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
             unreachable!("HMAC accepts keys of any length")

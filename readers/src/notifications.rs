@@ -33,6 +33,8 @@ pub struct Notification {
 pub struct NotificationPage {
     pub items: Vec<Notification>,
     pub total: i64,
+    /// Whether `total` stopped counting at 100,000.
+    pub total_is_estimate: bool,
     pub unread: i64,
 }
 
@@ -78,12 +80,14 @@ pub async fn list(
     .bind(reader.tenant.id())
     .bind(reader.sub)
     .bind(reader.admin)
-    .bind(COUNT_CAP)
+    .bind(COUNT_CAP + 1)
     .fetch_one(pool)
     .await?;
+    let total = if unread_only { unread } else { total };
     Ok(NotificationPage {
         items,
-        total: if unread_only { unread } else { total },
-        unread,
+        total: total.min(COUNT_CAP),
+        total_is_estimate: total > COUNT_CAP,
+        unread: unread.min(COUNT_CAP),
     })
 }

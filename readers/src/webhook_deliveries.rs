@@ -28,8 +28,8 @@ pub struct Delivery {
     pub status: String,
     pub attempt_count: i32,
     pub max_attempts: i32,
-    /// When it is next tried: none once it succeeded or was given up, or while its endpoint
-    /// is disabled and it was never tried.
+    /// When it is next tried: none once it succeeded or was given up, and while its endpoint
+    /// is disabled (held).
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub last_status_code: Option<i32>,
     pub last_error: Option<String>,

@@ -2,7 +2,7 @@
 //! admins: `GET /webhook-deliveries` (filters `status`, repeatable: `pending`, `succeeded`,
 //! `failed`, `exhausted`; `endpointId`; `eventType`; newest first, capped total),
 //! `GET /webhook-deliveries/:id` (with its attempts), and `POST /webhook-deliveries/:id/retry`
-//! (202: one more attempt, now, whatever its status).
+//! (202: due now; README says how many attempts it keeps).
 
 use http::{Response, StatusCode};
 use readers::webhook_deliveries::{self, Filter, STATUSES};
@@ -31,7 +31,13 @@ pub(crate) async fn list(
         }
     }
     filter.endpoint_id = query.uuid("endpointId");
-    filter.event_type = query.one("eventType").map(|kind| kind.into_owned());
+    match query.one("eventType") {
+        Some(kind) if topics::outbound::is_event_type(&kind) => {
+            filter.event_type = Some(kind.into_owned());
+        }
+        Some(_) => query.reject("eventType", "must be an event type of the catalogue"),
+        None => {}
+    }
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);

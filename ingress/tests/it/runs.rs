@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use crate::support::apps::Tenant;
 use crate::support::isolation::assert_foreign_is_absent;
 use crate::support::modules::{manifest, module, trapping};
+use crate::support::receiver::Receiver;
 use crate::support::{admin, analyst};
+use crate::webhook_endpoints::endpoint;
 
 /// A secret value that must never show up in a record.
 const CANARY: &str = "canary-run-secret-5f1c";
@@ -401,6 +403,9 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
     let install = json!({"versionId": version["id"], "config": config});
     assert_eq!(tenant.install("runs-circuit", install).await.0, 200);
     workflow(&tenant, "tripping", call_step("runs-circuit")).await;
+    let receiver = Receiver::start().await;
+    let subscribed = endpoint(&tenant, &receiver.url, json!({})).await;
+    let secret = subscribed["secret"].as_str().expect("secret").to_owned();
 
     // Each run traps three times (its step attempts): two runs make six counted failures.
     let context = json!({"subject": {"name": "Ada"}});
@@ -444,6 +449,55 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    // The tenant hears of it: a notification for everyone, a signed event to its endpoint.
+    let reader = analyst(tenant.id);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let notes = loop {
+        let (status, notes) =
+            crate::support::apps::call_with(&reader, Method::GET, "/notifications", None).await;
+        assert_eq!(status, 200, "{notes}");
+        if notes["items"] != json!([]) {
+            break notes;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no notification");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let degraded = notes["items"].as_array().expect("items");
+    assert_eq!(degraded.len(), 1, "{notes}");
+    assert_eq!(
+        (&degraded[0]["type"], &degraded[0]["data"]["appName"]),
+        (&json!("app_degraded"), &json!("runs-circuit"))
+    );
+    // Read marks are the reader's own: the analyst marking every one read leaves the admin's.
+    let (status, marked) = crate::support::apps::call_with(
+        &reader,
+        Method::POST,
+        "/notifications/read",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!((status, &marked["marked"]), (200, &json!(1)), "{marked}");
+    let (_, theirs) =
+        crate::support::apps::call_with(&reader, Method::GET, "/notifications", None).await;
+    assert_eq!(
+        (&theirs["unread"], &theirs["items"][0]["read"]),
+        (&json!(0), &json!(true))
+    );
+    let (_, admins) = tenant.call(Method::GET, "/notifications", None).await;
+    assert_eq!(admins["unread"], 1, "{admins}");
+    let opened_event = &receiver.until(1, Duration::from_secs(30)).await[0];
+    assert!(opened_event.verifies_with(&secret));
+    let body = opened_event.json();
+    assert_eq!(
+        (&body["type"], &body["tenantId"], &body["data"]["appName"]),
+        (
+            &json!("app.circuit.opened"),
+            &json!(tenant.id),
+            &json!("runs-circuit")
+        ),
+        "{body}"
+    );
 
     // Open: the next run's calls fail at once, recorded, never sent.
     let refused = start(&tenant, "tripping", context.clone()).await;
@@ -509,4 +563,16 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
     .await
     .expect("audit");
     assert_eq!(closed, 1);
+    let received = receiver.until(2, Duration::from_secs(30)).await;
+    assert_eq!(received.len(), 2, "one event each");
+    assert!(received[1].verifies_with(&secret));
+    let body = received[1].json();
+    assert_eq!(
+        (&body["type"], &body["data"]),
+        (
+            &json!("app.circuit.closed"),
+            &json!({"appName": "runs-circuit"})
+        ),
+        "{body}"
+    );
 }

@@ -287,6 +287,26 @@ async fn a_receiver_silent_for_ten_seconds_times_out() {
     let created = endpoint(&tenant, &receiver.url, json!({})).await;
     let event = emit(tenant.id, circuit_opened("kyc-check")).await;
     let id = delivery_of(&pool, event, uuid(&created["id"])).await;
+
+    // While the attempt is in flight, a retry by hand is refused: its answer would overwrite it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while receiver.received().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "never sent");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, refused) = tenant
+        .call(
+            Method::POST,
+            &format!("/webhook-deliveries/{id}/retry"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (409, &json!("conflict")),
+        "{refused}"
+    );
+
     let failed = delivery_until(&tenant, id, |d| attempts(d) == 1).await;
     let attempt = &failed["attempts"][0];
     assert_eq!(attempt["error"], "timed out", "{failed}");
@@ -388,4 +408,33 @@ async fn a_disabled_endpoint_holds_its_deliveries_until_enabled() {
         .call(Method::GET, "/webhook-deliveries?status=lost", None)
         .await;
     assert_eq!(status, 400, "{refused}");
+}
+
+#[tokio::test]
+async fn an_endpoint_deleted_while_an_event_is_recorded_costs_the_others_nothing() {
+    let tenant = Tenant::new();
+    let pool = database().await;
+    let (kept, gone) = (Receiver::start().await, Receiver::start().await);
+    let kept_endpoint = endpoint(&tenant, &kept.url, json!({})).await;
+    let gone_endpoint = endpoint(&tenant, &gone.url, json!({})).await;
+
+    // The delete is under way (uncommitted) when the outbound stage records the event, and
+    // commits while the stage reads the endpoints: the event is recorded for the endpoint that
+    // stays, and only for it (had the stage read the deleted endpoint, its delivery's insert
+    // would fail the whole event).
+    let mut deleting = pool.begin().await.expect("tx");
+    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1")
+        .bind(uuid(&gone_endpoint["id"]))
+        .execute(&mut *deleting)
+        .await
+        .expect("delete");
+    let event = emit(tenant.id, circuit_opened("kyc-check")).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    deleting.commit().await.expect("commit");
+
+    let id = delivery_of(&pool, event, uuid(&kept_endpoint["id"])).await;
+    let delivery = delivery_until(&tenant, id, |d| d["status"] == "succeeded").await;
+    assert_eq!(attempts(&delivery), 1);
+    assert_eq!(deliveries(&tenant, "").await["total"], 1);
+    assert!(gone.received().is_empty());
 }

@@ -83,6 +83,15 @@ async fn an_endpoint_is_created_read_changed_rotated_and_deleted() {
         (chrono::Duration::hours(23)..=chrono::Duration::hours(24)).contains(&overlap),
         "{overlap}"
     );
+    // A second rotation would end the first secret early: refused while it still signs.
+    let (status, again) = tenant
+        .call(Method::POST, &format!("{path}/rotate-secret"), None)
+        .await;
+    assert_eq!(
+        (status, &again["error"]["code"]),
+        (409, &json!("conflict")),
+        "{again}"
+    );
 
     let (status, deleted) = tenant.call(Method::DELETE, &path, None).await;
     assert_eq!((status, &deleted["deleted"]), (200, &json!(true)));
@@ -173,6 +182,19 @@ async fn endpoint_urls_types_and_descriptions_are_checked_with_paths() {
         .filter_map(|kind| kind["name"].as_str())
         .collect();
     assert_eq!(names, ["app.circuit.opened", "app.circuit.closed"]);
+
+    // The deliveries' filters take only what the catalogue and the statuses name.
+    for query in ["eventType=%00", "eventType=no.such.event", "status=sent"] {
+        let (status, refused) = tenant
+            .call(Method::GET, &format!("/webhook-deliveries?{query}"), None)
+            .await;
+        assert_eq!(status, 400, "{query}: {refused}");
+        let path = query.split('=').next().expect("name");
+        assert_eq!(
+            refused["error"]["details"]["issues"][0]["path"], path,
+            "{refused}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -253,4 +275,31 @@ async fn an_endpoint_secret_is_kept_only_sealed() {
             assert!(!text.contains(key), "a secret in {}", path.display());
         }
     }
+}
+
+#[tokio::test]
+async fn a_tenant_has_at_most_fifty_endpoints() {
+    let tenant = Tenant::new();
+    for n in 0..50 {
+        endpoint(
+            &tenant,
+            &format!("https://hooks.example.com/{n}"),
+            json!({}),
+        )
+        .await;
+    }
+    let (status, refused) = tenant
+        .call(
+            Method::POST,
+            "/webhook-endpoints",
+            Some(json!({"url": "https://hooks.example.com/fifty-first"})),
+        )
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (409, &json!("conflict")),
+        "{refused}"
+    );
+    let (_, listed) = tenant.call(Method::GET, "/webhook-endpoints", None).await;
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(50));
 }

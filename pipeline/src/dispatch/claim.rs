@@ -81,7 +81,8 @@ pub(super) async fn due(
            lease_id = $4 \
          FROM due, webhook_endpoints e, outbound_events ev \
          WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id \
-         RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, e.url, \
+         RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, \
+           e.url, \
            e.secret_key_id, e.secret_nonce, e.secret_ciphertext, \
            CASE WHEN e.previous_expires_at > now() THEN e.previous_key_id END \
              AS previous_key_id, \

@@ -7,8 +7,9 @@
 //!   loses nothing: the deliveries stay in their table, and the next read takes them.
 //! - [`send`]: each is attempted beside the others (up to [`IN_FLIGHT`] at once), signed,
 //!   through the outbound defences, within the 10 s receiver timeout.
-//! - [`record`]: answers are recorded in batches, the next attempt scheduled by [`schedule`].
-//! - [`release`]: deliveries held for an endpoint that has since been enabled are released.
+//! - [`recorder`] and [`record`]: answers are recorded in batches, the next attempt scheduled
+//!   by [`schedule`].
+//! - [`release`]: deliveries held or due against their endpoint's state are set right.
 //!
 //! A delivery is attempted at least once per due time: a dispatcher killed between sending and
 //! recording leaves its lease to expire, and the delivery is sent again with the same
@@ -17,6 +18,7 @@
 
 mod claim;
 mod record;
+mod recorder;
 mod release;
 mod schedule;
 mod send;
@@ -30,21 +32,19 @@ use sqlx::postgres::PgListener;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use topics::sealed::SecretKeys;
-use uuid::Uuid;
 
 use self::claim::Due;
 use self::record::Answer;
+use self::recorder::Done;
 use self::send::NotSent;
 use crate::workers::{Worker, WorkerState};
 
 /// The notification channel that wakes dispatchers when deliveries become due.
 const CHANNEL: &str = "webhook_deliveries";
-/// Read due deliveries at least this often (SPEC §6.2 runbook: every two seconds).
+/// Read due deliveries at least this often, woken or not (README "Outbound webhooks").
 const POLL: Duration = Duration::from_secs(2);
 /// Attempts one dispatcher has in flight at most.
 const IN_FLIGHT: usize = 256;
-/// Answers recorded in one transaction at most.
-const RECORD_BATCH: usize = 256;
 /// How long a stopping dispatcher waits for the attempts in flight to be answered.
 const DRAIN: Duration = Duration::from_secs(15);
 
@@ -64,13 +64,6 @@ pub struct Dispatcher {
     lease: Duration,
 }
 
-/// What an attempt leaves for the recorder.
-enum Done {
-    Answered(Answer),
-    /// `(delivery, lease)`.
-    Unsigned((Uuid, Uuid)),
-}
-
 impl Dispatcher {
     /// A dispatcher opening endpoints' secrets with `keys`.
     pub fn new(
@@ -78,7 +71,11 @@ impl Dispatcher {
         keys: Arc<SecretKeys>,
         loopback: Loopback,
     ) -> Result<Self, outbound::OutboundError> {
-        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "worker".to_owned());
+        // The kernel's host name (a container's own), not a setting: it only tells operators
+        // which worker holds a lease.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|name| name.trim().to_owned())
+            .unwrap_or_else(|_| "worker".to_owned());
         Ok(Self {
             pool,
             client: OutboundClient::new()?,
@@ -107,7 +104,7 @@ impl Dispatcher {
     /// Sends due deliveries until `stop`, then waits for the attempts in flight.
     pub(crate) async fn run(self, worker: Worker, stop: CancellationToken) {
         let (done, answers) = mpsc::channel(IN_FLIGHT * 2);
-        let recorder = tokio::spawn(recorder(
+        let recorder = tokio::spawn(recorder::run(
             self.pool.clone(),
             answers,
             worker.clone(),
@@ -120,10 +117,10 @@ impl Dispatcher {
         while !stop.is_cancelled() {
             if released_at.elapsed() >= release::RELEASE_EVERY {
                 released_at = tokio::time::Instant::now();
-                match release::held_of_enabled(&self.pool).await {
+                match release::held_deliveries(&self.pool).await {
                     Ok(0) => {}
-                    Ok(released) => tracing::info!(released, "held deliveries released"),
-                    Err(error) => tracing::warn!(%error, "held deliveries not released yet"),
+                    Ok(moved) => tracing::info!(moved, "held deliveries set right"),
+                    Err(error) => tracing::warn!(%error, "held deliveries not set right yet"),
                 }
             }
             let room = permits.available_permits();
@@ -204,7 +201,10 @@ impl Dispatcher {
             }
             Err(NotSent::Unsigned) => {
                 tracing::warn!(delivery = %due.id, "no signing secret of the endpoint opens here");
-                Done::Unsigned((due.id, due.lease_id))
+                Done::Unsigned {
+                    delivery_id: due.id,
+                    lease_id: due.lease_id,
+                }
             }
         }
     }
@@ -226,95 +226,6 @@ fn observe(due: &Due, attempted: &send::Attempted) {
         let lag = (attempted.started_at - due.event.occurred_at).as_seconds_f64();
         metrics::histogram!("svc.webhook.delivery.lag", "tenant" => tenant).record(lag.max(0.0));
     }
-}
-
-/// Records answers as they come, many a transaction. A write the database could not take
-/// (it is away, or a conflict) is tried again with growing pauses, the answers held in memory
-/// meanwhile (at most a channel's worth: the senders wait); a batch the database refuses is
-/// written one answer at a time, so an answer that can never be recorded is dropped alone (its
-/// lease ends, and it is sent again). A dispatcher that dies with answers unrecorded lets their
-/// leases end too.
-async fn recorder(
-    pool: PgPool,
-    mut answers: mpsc::Receiver<Done>,
-    worker: Worker,
-    stop: CancellationToken,
-) {
-    let mut batch = Vec::with_capacity(RECORD_BATCH);
-    while answers.recv_many(&mut batch, RECORD_BATCH).await > 0 {
-        let (answered, unsigned) = split(std::mem::take(&mut batch));
-        if !unsigned.is_empty() {
-            let given_back = record::unsigned(&pool, &unsigned).await;
-            if let Err(error) = given_back {
-                tracing::warn!(%error, "deliveries not given back; their leases will end");
-            }
-        }
-        if answered.is_empty() {
-            continue;
-        }
-        match written(&pool, &answered, &worker, &stop).await {
-            Ok(()) => {}
-            Err(refused) if answered.len() > 1 => {
-                tracing::warn!(%refused, "a batch of answers refused; recording one at a time");
-                for answer in answered.chunks(1) {
-                    if let Err(error) = written(&pool, answer, &worker, &stop).await {
-                        tracing::error!(%error, delivery = %answer[0].delivery_id,
-                            "an answer not recorded; the delivery goes again when its lease ends");
-                    }
-                }
-            }
-            Err(error) => {
-                tracing::error!(%error, delivery = %answered[0].delivery_id,
-                    "an answer not recorded; the delivery goes again when its lease ends");
-            }
-        }
-    }
-}
-
-/// Writes `answered`, waiting out a database that is away (until the stop); answers the error
-/// the database gave when it refused them.
-async fn written(
-    pool: &PgPool,
-    answered: &[Answer],
-    worker: &Worker,
-    stop: &CancellationToken,
-) -> Result<(), crate::Error> {
-    let mut wait = Duration::from_millis(100);
-    loop {
-        match record::answers(pool, answered).await {
-            Ok(recorded) => {
-                worker.set(WorkerState::Running);
-                for (tenant, status) in recorded {
-                    metrics::counter!("svc.webhook.delivery.count",
-                        "tenant" => tenant.to_string(), "status" => status)
-                    .increment(1);
-                }
-                return Ok(());
-            }
-            Err(error) if error.class() == crate::error::RetryClass::Poison => return Err(error),
-            Err(error) if stop.is_cancelled() && wait >= Duration::from_secs(5) => {
-                return Err(error);
-            }
-            Err(error) => {
-                worker.set(WorkerState::Retrying);
-                tracing::warn!(%error, "delivery answers not recorded yet; retrying");
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
-}
-
-fn split(batch: Vec<Done>) -> (Vec<Answer>, Vec<(Uuid, Uuid)>) {
-    let mut answered = Vec::new();
-    let mut unsigned = Vec::new();
-    for done in batch {
-        match done {
-            Done::Answered(answer) => answered.push(answer),
-            Done::Unsigned(given_back) => unsigned.push(given_back),
-        }
-    }
-    (answered, unsigned)
 }
 
 async fn listen(pool: &PgPool) -> Option<PgListener> {

@@ -55,6 +55,33 @@ pub(super) async fn answers(
     pool: &PgPool,
     answers: &[Answer],
 ) -> Result<Vec<(Uuid, &'static str)>, Error> {
+    let mut tx = pool.begin().await?;
+    let recorded = deliveries(&mut tx, answers).await?;
+    // Only the answers recorded under their own lease: a batch can hold a stale answer of a
+    // delivery beside the answer of its next claim, and the stale one records nothing.
+    let recorded: Vec<&Answer> = answers
+        .iter()
+        .filter(|answer| recorded.contains(&(answer.delivery_id, answer.lease_id)))
+        .collect();
+    attempt_rows(&mut tx, &recorded).await?;
+    for answer in recorded
+        .iter()
+        .filter(|answer| answer.standing().0 == "exhausted")
+    {
+        notify_exhausted(&mut tx, answer).await?;
+    }
+    tx.commit().await?;
+    Ok(recorded
+        .iter()
+        .map(|answer| (answer.tenant_id, answer.standing().0))
+        .collect())
+}
+
+/// Moves each delivery an answer is recorded for; answers which, as `(delivery, lease)`.
+async fn deliveries(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    answers: &[Answer],
+) -> Result<Vec<(Uuid, Uuid)>, Error> {
     let mut ids = Vec::with_capacity(answers.len());
     let mut leases = Vec::with_capacity(answers.len());
     let mut attempts = Vec::with_capacity(answers.len());
@@ -62,9 +89,6 @@ pub(super) async fn answers(
     let mut due = Vec::with_capacity(answers.len());
     let mut codes = Vec::with_capacity(answers.len());
     let mut errors = Vec::with_capacity(answers.len());
-    let mut started = Vec::with_capacity(answers.len());
-    let mut durations = Vec::with_capacity(answers.len());
-    let mut prefixes = Vec::with_capacity(answers.len());
     for answer in answers {
         let (status, next) = answer.standing();
         ids.push(answer.delivery_id);
@@ -74,12 +98,8 @@ pub(super) async fn answers(
         due.push(next);
         codes.push(answer.attempted.status_code);
         errors.push(answer.attempted.error.clone());
-        started.push(answer.attempted.started_at);
-        durations.push(answer.attempted.duration_ms as f32);
-        prefixes.push(answer.attempted.response_prefix.clone());
     }
-    let mut tx = pool.begin().await?;
-    let recorded: Vec<Uuid> = sqlx::query_scalar(
+    Ok(sqlx::query_as(
         "UPDATE webhook_deliveries d SET attempts = a.attempt, status = a.status, \
            next_attempt_at = a.due, leased_until = NULL, lease_owner = NULL, lease_id = NULL, \
            last_status_code = a.code, \
@@ -87,7 +107,7 @@ pub(super) async fn answers(
          FROM unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], \
                      $6::text[], $7::uuid[]) AS a(id, attempt, status, due, code, error, lease) \
          WHERE d.id = a.id AND d.lease_id = a.lease AND d.attempts = a.attempt - 1 \
-         RETURNING d.id",
+         RETURNING d.id, a.lease",
     )
     .bind(&ids)
     .bind(&attempts)
@@ -96,15 +116,36 @@ pub(super) async fn answers(
     .bind(&codes)
     .bind(&errors)
     .bind(&leases)
-    .fetch_all(&mut *tx)
-    .await?;
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
+/// The attempt row of each recorded answer.
+async fn attempt_rows(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    recorded: &[&Answer],
+) -> Result<(), Error> {
+    let mut ids = Vec::with_capacity(recorded.len());
+    let mut attempts = Vec::with_capacity(recorded.len());
+    let mut codes = Vec::with_capacity(recorded.len());
+    let mut errors = Vec::with_capacity(recorded.len());
+    let mut started = Vec::with_capacity(recorded.len());
+    let mut durations = Vec::with_capacity(recorded.len());
+    let mut prefixes = Vec::with_capacity(recorded.len());
+    for answer in recorded {
+        ids.push(answer.delivery_id);
+        attempts.push(answer.attempt);
+        codes.push(answer.attempted.status_code);
+        errors.push(answer.attempted.error.clone());
+        started.push(answer.attempted.started_at);
+        durations.push(answer.attempted.duration_ms as f32);
+        prefixes.push(answer.attempted.response_prefix.clone());
+    }
     sqlx::query(
         "INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, \
            status_code, error, response_prefix) \
-         SELECT a.* FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::real[], \
-                                $5::int[], $6::text[], $7::text[]) \
-           AS a(delivery_id, attempt, started_at, duration_ms, status_code, error, prefix) \
-         WHERE a.delivery_id = ANY($8::uuid[]) \
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::real[], \
+                              $5::int[], $6::text[], $7::text[]) \
          ON CONFLICT DO NOTHING",
     )
     .bind(&ids)
@@ -114,21 +155,9 @@ pub(super) async fn answers(
     .bind(&codes)
     .bind(&errors)
     .bind(&prefixes)
-    .bind(&recorded)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    let outcome: Vec<(Uuid, &'static str)> = answers
-        .iter()
-        .filter(|answer| recorded.contains(&answer.delivery_id))
-        .map(|answer| (answer.tenant_id, answer.standing().0))
-        .collect();
-    for answer in answers.iter().filter(|answer| {
-        recorded.contains(&answer.delivery_id) && answer.standing().0 == "exhausted"
-    }) {
-        notify_exhausted(&mut tx, answer).await?;
-    }
-    tx.commit().await?;
-    Ok(outcome)
+    Ok(())
 }
 
 /// The notification to the tenant's admins that `answer`'s delivery was given up.

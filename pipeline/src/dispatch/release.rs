@@ -1,8 +1,10 @@
-//! Releasing held deliveries: a disabled endpoint's deliveries wait without a due time, and
-//! enabling it makes them due in the same transaction. A delivery the outbound stage recorded
-//! while the enable committed can miss that (the stage read the endpoint disabled, the enable
-//! did not see the delivery yet): each dispatcher releases such deliveries every
-//! [`RELEASE_EVERY`], reading only the small index of held deliveries.
+//! Setting held deliveries right: a disabled endpoint's deliveries wait without a due time, and
+//! enabling or disabling it moves them in the same transaction. A delivery the outbound stage
+//! recorded while that committed can miss it (the stage read the endpoint before the change,
+//! the change did not see the delivery yet): every [`RELEASE_EVERY`] each dispatcher releases
+//! the held deliveries of enabled endpoints (reading only the small index of held deliveries)
+//! and holds the due deliveries of disabled ones, which claims would otherwise step over on
+//! every read.
 
 use std::time::Duration;
 
@@ -10,11 +12,12 @@ use sqlx::PgPool;
 
 use crate::Error;
 
-/// How often held deliveries of enabled endpoints are looked for.
+/// How often held deliveries are set right.
 pub(super) const RELEASE_EVERY: Duration = Duration::from_secs(30);
 
-/// Makes due the held deliveries of endpoints that are enabled; answers how many.
-pub(super) async fn held_of_enabled(pool: &PgPool) -> Result<u64, Error> {
+/// Makes due the held deliveries of endpoints that are enabled, and holds the due deliveries
+/// of endpoints that are disabled (not those in flight); answers how many moved.
+pub(super) async fn held_deliveries(pool: &PgPool) -> Result<u64, Error> {
     let released = sqlx::query(
         "UPDATE webhook_deliveries d SET next_attempt_at = now(), updated_at = now() \
          FROM webhook_endpoints e \
@@ -23,5 +26,13 @@ pub(super) async fn held_of_enabled(pool: &PgPool) -> Result<u64, Error> {
     )
     .execute(pool)
     .await?;
-    Ok(released.rows_affected())
+    let held = sqlx::query(
+        "UPDATE webhook_deliveries d SET next_attempt_at = NULL, updated_at = now() \
+         FROM webhook_endpoints e \
+         WHERE e.id = d.endpoint_id AND NOT e.enabled AND d.next_attempt_at IS NOT NULL \
+           AND (d.leased_until IS NULL OR d.leased_until < now())",
+    )
+    .execute(pool)
+    .await?;
+    Ok(released.rows_affected() + held.rows_affected())
 }

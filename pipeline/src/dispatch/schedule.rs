@@ -16,7 +16,7 @@ const DELAYS: [Duration; 4] = [
 
 /// After attempt `attempt` (from 1) of `allowed` failed: how long until the next one, or `None`
 /// when the delivery is given up.
-pub(crate) fn after_failure(attempt: i32, allowed: i32) -> Option<Duration> {
+pub(super) fn after_failure(attempt: i32, allowed: i32) -> Option<Duration> {
     if attempt >= allowed {
         return None;
     }

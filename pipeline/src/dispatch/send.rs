@@ -19,9 +19,9 @@ use topics::sealed::SecretKeys;
 use super::claim::Due;
 
 /// How long a receiver has to answer (SPEC §6.2).
-pub(super) const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
+const RECEIVER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of a receiver's body an attempt keeps.
-pub(super) const RESPONSE_PREFIX_BYTES: usize = 256;
+const RESPONSE_PREFIX_BYTES: usize = 256;
 
 const USER_AGENT: &str = concat!("apps-platform-webhooks/", env!("CARGO_PKG_VERSION"));
 

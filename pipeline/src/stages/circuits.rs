@@ -2,9 +2,9 @@
 //! app's circuit on the outcomes of its calls. Five counted failures in a row open it (audit
 //! `app.circuit.opened`, the outbound event `app.circuit.opened` and the notification
 //! `app_degraded`); a success closes it (audit and outbound event `app.circuit.closed` when
-//! it was not closed) and resets the count; a half-open circuit's trial that does not succeed opens it again.
-//! The runs stage refuses calls while it is open and claims the trial after 30 s
-//! (`runs::circuit`).
+//! it was not closed) and resets the count; a half-open circuit's trial that does not succeed
+//! opens it again. The runs stage refuses calls while it is open and claims the trial after
+//! 30 s (`runs::circuit`).
 
 use async_trait::async_trait;
 use serde_json::json;

@@ -70,7 +70,7 @@ async fn event(
     }
     let endpoints: Vec<(Uuid, bool)> = sqlx::query_as(
         "SELECT id, enabled FROM webhook_endpoints WHERE tenant_id = $1 \
-         AND (event_types = '{}' OR $2 = ANY(event_types))",
+         AND (event_types = '{}' OR $2 = ANY(event_types)) FOR KEY SHARE",
     )
     .bind(tenant)
     .bind(name)
@@ -81,9 +81,12 @@ async fn event(
     }
     let ids: Vec<Uuid> = endpoints.iter().map(|_| Uuid::now_v7()).collect();
     let (endpoint_ids, enabled): (Vec<Uuid>, Vec<bool>) = endpoints.into_iter().unzip();
-    // A disabled endpoint's delivery waits without a due time until it is enabled. An enable
-    // committed between this read and the insert would leave it held on an enabled endpoint:
-    // the dispatchers' sweep releases those (`dispatch::release`).
+    // A disabled endpoint's delivery waits without a due time until it is enabled. The
+    // endpoints read are kept from deletion until the deliveries are in (FOR KEY SHARE: a
+    // delete committed meanwhile would fail the insert and the whole event with it), but not
+    // from an enable or a disable, which must not wait behind events: one committed between
+    // this read and the insert leaves a delivery held on an enabled endpoint, or due on a
+    // disabled one, and the dispatchers' sweep (`dispatch::release`) sets those right.
     sqlx::query(
         "INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, \
          status, next_attempt_at, created_at, updated_at) \

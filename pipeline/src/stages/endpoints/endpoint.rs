@@ -113,6 +113,27 @@ pub(super) async fn rotate(
     tenant: readers::Tenant,
     (endpoint_id, secret): (Uuid, &Sealed),
 ) -> Result<Outcome<Answer>, Error> {
+    // The secret before a rotation signs for 24 hours (SPEC §6.2): a second rotation within
+    // them would end it early, so it waits until the overlap ends.
+    let overlapping: Option<bool> = sqlx::query_scalar(
+        "SELECT coalesce(previous_expires_at > now(), false) FROM webhook_endpoints \
+         WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+    )
+    .bind(tenant.id())
+    .bind(endpoint_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    match overlapping {
+        None => return Ok(not_found()),
+        Some(true) => {
+            return Ok(Outcome::refused(
+                RefusalCode::Conflict,
+                "The secret before the last rotation still signs (previousSecretExpiresAt); \
+                 rotate again once it ends.",
+            ));
+        }
+        Some(false) => {}
+    }
     let rotated = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE webhook_endpoints SET previous_key_id = secret_key_id, \
          previous_nonce = secret_nonce, previous_ciphertext = secret_ciphertext, \

@@ -1,9 +1,10 @@
-//! A delivery retried by hand (`POST /webhook-deliveries/:id/retry`): due now, with one attempt
-//! more than it has had, whatever its status; the dispatcher sends it like any due delivery.
-//! While an attempt is in flight (a dispatcher holds its lease) the retry is refused (409): the
-//! attempt's answer would overwrite it.
-//! A delivery given up (`exhausted`) that fails again is given up again, without a second
-//! notification.
+//! A delivery retried by hand (`POST /webhook-deliveries/:id/retry`): due now (held, if its
+//! endpoint is disabled, until it is enabled), `pending`; the dispatcher sends it like any due
+//! delivery. One still on its schedule keeps the schedule's remaining attempts; one that
+//! succeeded or was given up (`exhausted`) gets one attempt more, and if that fails it is
+//! given up again, without a second notification. While an attempt is in flight (a dispatcher
+//! holds its lease) the retry is refused (409): the attempt's answer would overwrite it. An
+//! expired lease is cleared, so the late answer of a dispatcher that lost it records nothing.
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
@@ -44,9 +45,14 @@ pub(super) async fn apply(
         Some(false) => {}
     }
     let (endpoint_id, event_type): (Uuid, String) = sqlx::query_as(
-        "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), \
-         max_attempts = greatest(max_attempts, attempts + 1), updated_at = now() \
-         WHERE tenant_id = $1 AND id = $2 RETURNING endpoint_id, event_type",
+        "UPDATE webhook_deliveries d SET status = 'pending', \
+           next_attempt_at = CASE WHEN e.enabled THEN now() END, \
+           max_attempts = CASE WHEN d.status IN ('succeeded', 'exhausted') \
+             THEN d.attempts + 1 ELSE d.max_attempts END, \
+           leased_until = NULL, lease_owner = NULL, lease_id = NULL, updated_at = now() \
+         FROM webhook_endpoints e \
+         WHERE d.tenant_id = $1 AND d.id = $2 AND e.id = d.endpoint_id \
+         RETURNING d.endpoint_id, d.event_type",
     )
     .bind(tenant.id())
     .bind(delivery_id)
