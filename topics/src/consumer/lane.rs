@@ -2,17 +2,24 @@
 //! its handler returned; a handler that takes batches gets what is queued at once, up to its
 //! [`Handler::batch_limit`]. The receiving loop never waits for a lane: it queues the message and
 //! goes on, so a lane that is slow or retrying holds back only its own partition. Back-pressure
-//! is per partition too: a lane holding [`PAUSE_AT`] messages (queued or being handled) has its
-//! partition paused at the broker until it is down to [`RESUME_AT`]. librdkafka keeps the
-//! position across a pause: a resumed partition fetches from the message after the last one
-//! received, so nothing is skipped or received twice.
+//! is per partition too: a lane holding [`PAUSE_AT`] messages or [`PAUSE_AT_BYTES`] (queued or
+//! being handled) has its partition paused at the broker until it is down to [`RESUME_AT`] and
+//! [`RESUME_AT_BYTES`]. librdkafka keeps the position across a pause: a resumed partition
+//! fetches from the message after the last one received, so nothing is skipped or received
+//! twice.
+//!
+//! A resumed partition's next fetch can wait up to a second (librdkafka's broker thread notices
+//! the resume on its next wake-up, and a pause drops what it had fetched ahead), so the marks
+//! are far apart: what is left at the resume mark keeps the lane busy through that gap. With
+//! marks of 64 and 16 a backlog drained at 64 messages a partition a second, whatever the
+//! handler's pace (BENCHMARKS.md, "Outbound webhooks").
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rdkafka::consumer::Consumer as _;
-use rdkafka::message::OwnedMessage;
+use rdkafka::message::{Message as _, OwnedMessage};
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, watch};
 
@@ -20,14 +27,24 @@ use super::{Consumer, Handler};
 use crate::Error;
 
 /// Messages queued in a lane at which its partition is paused.
-const PAUSE_AT: usize = 64;
+const PAUSE_AT: usize = 1024;
 /// Messages queued in a lane at which its paused partition is resumed.
-const RESUME_AT: usize = 16;
+const RESUME_AT: usize = 512;
+/// Bytes (keys and payloads) queued in a lane at which its partition is paused: large messages
+/// (a vendor webhook's body) pause it before the count does.
+const PAUSE_AT_BYTES: usize = 8 << 20;
+/// Bytes queued in a lane at which its paused partition is resumed.
+const RESUME_AT_BYTES: usize = 4 << 20;
 
 /// A message and the generation of its partition's assignment when it was received.
 struct Queued {
     message: OwnedMessage,
     generation: u64,
+}
+
+/// What a message weighs against the lane's byte marks.
+fn weight(message: &OwnedMessage) -> usize {
+    message.payload().map_or(0, <[u8]>::len) + message.key().map_or(0, <[u8]>::len)
 }
 
 /// What the lane and the receiving loop share.
@@ -36,6 +53,7 @@ struct Shared {
     partition: i32,
     generation: Arc<AtomicU64>,
     queued: AtomicUsize,
+    queued_bytes: AtomicUsize,
     /// Whether the partition is paused at the broker; its lock keeps a pause and a resume from
     /// crossing.
     paused: Mutex<bool>,
@@ -47,10 +65,11 @@ impl Shared {
     fn set_paused(&self, pause: bool) {
         let mut paused = self.paused.lock().unwrap_or_else(PoisonError::into_inner);
         let queued = self.queued.load(Ordering::SeqCst);
+        let bytes = self.queued_bytes.load(Ordering::SeqCst);
         let wanted = if pause {
-            *paused || queued >= PAUSE_AT
+            *paused || queued >= PAUSE_AT || bytes >= PAUSE_AT_BYTES
         } else {
-            *paused && queued > RESUME_AT
+            *paused && (queued > RESUME_AT || bytes > RESUME_AT_BYTES)
         };
         if *paused == wanted {
             return;
@@ -92,6 +111,9 @@ impl LaneSender {
     pub(super) fn queue(&self, message: OwnedMessage) -> Result<(), ()> {
         let generation = self.shared.generation.load(Ordering::SeqCst);
         self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        self.shared
+            .queued_bytes
+            .fetch_add(weight(&message), Ordering::SeqCst);
         if self
             .sender
             .send(Queued {
@@ -122,6 +144,7 @@ pub(super) fn start<H: Handler + 'static>(
         partition,
         generation: consumer.inner.context().generation(partition),
         queued: AtomicUsize::new(0),
+        queued_bytes: AtomicUsize::new(0),
         paused: Mutex::new(false),
     });
     let (sender, queue) = mpsc::unbounded_channel();
@@ -161,6 +184,7 @@ impl<H: Handler> Lane<H> {
                 }
             }
             let taken = batch.len();
+            let taken_bytes: usize = batch.iter().map(|queued| weight(&queued.message)).sum();
             // Revoked since they were received: the partition's new owner applies them.
             let generation = self.shared.generation.load(Ordering::SeqCst);
             let messages: Vec<OwnedMessage> = batch
@@ -177,6 +201,7 @@ impl<H: Handler> Lane<H> {
                     .await?;
             // Counted until handled, so a lane holds at most its pause mark, in hand or queued.
             shared.queued.fetch_sub(taken, Ordering::SeqCst);
+            shared.queued_bytes.fetch_sub(taken_bytes, Ordering::SeqCst);
             shared.set_paused(false);
             if !done {
                 return Ok(());

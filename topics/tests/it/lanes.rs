@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::support::{Act, Running, Script, Scripted, cluster, consumer, fresh_topic, group, send};
 
-/// More than a lane holds before its partition is paused.
-const BEHIND: usize = 100;
+/// More than a lane holds before its partition is paused (1,024 messages).
+const BEHIND: usize = 1_100;
 
 #[tokio::test]
 async fn a_stuck_partition_holds_back_only_itself_and_the_consumer_still_stops() {
