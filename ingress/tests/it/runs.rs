@@ -450,7 +450,23 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    // The tenant hears of it: a notification for everyone, a signed event to its endpoint.
+    // Open: the next run's calls fail at once, recorded, never sent.
+    let refused = start(&tenant, "tripping", context.clone()).await;
+    let refused = until(&tenant, &refused, &["completed", "failed"]).await;
+    assert_eq!(
+        refused["error"],
+        "AppCallFailed: runs-circuit check (app_circuit_open)"
+    );
+    let records = invocations(&tenant, &refused).await;
+    assert!(!records.is_empty());
+    assert!(records.iter().all(|r| {
+        r["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("app_circuit_open"))
+    }));
+
+    // The tenant heard of it: a notification for everyone, a signed event to its endpoint
+    // (checked after the refused run: waiting for them could outlast the circuit's 30 s).
     let reader = analyst(tenant.id);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let notes = loop {
@@ -498,21 +514,6 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
         ),
         "{body}"
     );
-
-    // Open: the next run's calls fail at once, recorded, never sent.
-    let refused = start(&tenant, "tripping", context.clone()).await;
-    let refused = until(&tenant, &refused, &["completed", "failed"]).await;
-    assert_eq!(
-        refused["error"],
-        "AppCallFailed: runs-circuit check (app_circuit_open)"
-    );
-    let records = invocations(&tenant, &refused).await;
-    assert!(!records.is_empty());
-    assert!(records.iter().all(|r| {
-        r["error"]
-            .as_str()
-            .is_some_and(|e| e.starts_with("app_circuit_open"))
-    }));
 
     // The install moves to a working version; 30 s later (moved back here) one trial goes out
     // and its success closes the circuit.

@@ -263,6 +263,33 @@ async fn five_failures_give_a_delivery_up_and_tell_the_admins() {
         .await;
     assert_eq!((&notes["items"], &notes["unread"]), (&json!([]), &json!(0)));
 
+    // While an attempt is in flight (a dispatcher's lease, made here), a retry by hand is
+    // refused: the attempt's answer would overwrite it.
+    let lease = |held: bool| {
+        sqlx::query(
+            "UPDATE webhook_deliveries SET \
+               leased_until = CASE WHEN $2 THEN now() + interval '5 minutes' END, \
+               lease_id = CASE WHEN $2 THEN gen_random_uuid() END WHERE id = $1",
+        )
+        .bind(id)
+        .bind(held)
+        .execute(&pool)
+    };
+    lease(true).await.expect("leased");
+    let (status, refused) = tenant
+        .call(
+            Method::POST,
+            &format!("/webhook-deliveries/{id}/retry"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (409, &json!("conflict")),
+        "{refused}"
+    );
+    lease(false).await.expect("released");
+
     // By hand: one attempt more, now.
     receiver.fail_next(0);
     let (status, retried) = tenant
@@ -287,25 +314,6 @@ async fn a_receiver_silent_for_ten_seconds_times_out() {
     let created = endpoint(&tenant, &receiver.url, json!({})).await;
     let event = emit(tenant.id, circuit_opened("kyc-check")).await;
     let id = delivery_of(&pool, event, uuid(&created["id"])).await;
-
-    // While the attempt is in flight, a retry by hand is refused: its answer would overwrite it.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while receiver.received().is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "never sent");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (status, refused) = tenant
-        .call(
-            Method::POST,
-            &format!("/webhook-deliveries/{id}/retry"),
-            None,
-        )
-        .await;
-    assert_eq!(
-        (status, &refused["error"]["code"]),
-        (409, &json!("conflict")),
-        "{refused}"
-    );
 
     let failed = delivery_until(&tenant, id, |d| attempts(d) == 1).await;
     let attempt = &failed["attempts"][0];
@@ -419,8 +427,8 @@ async fn an_endpoint_deleted_while_an_event_is_recorded_costs_the_others_nothing
     let gone_endpoint = endpoint(&tenant, &gone.url, json!({})).await;
 
     // The delete is under way (uncommitted) when the outbound stage records the event, and
-    // commits while the stage reads the endpoints: the event is recorded for the endpoint that
-    // stays, and only for it (had the stage read the deleted endpoint, its delivery's insert
+    // commits while the stage waits on it: the event is recorded for the endpoint that stays,
+    // and only for it (had the stage read the deleted endpoint unlocked, its delivery's insert
     // would fail the whole event).
     let mut deleting = pool.begin().await.expect("tx");
     sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1")
@@ -428,8 +436,31 @@ async fn an_endpoint_deleted_while_an_event_is_recorded_costs_the_others_nothing
         .execute(&mut *deleting)
         .await
         .expect("delete");
+    let deleter: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *deleting)
+        .await
+        .expect("pid");
     let event = emit(tenant.id, circuit_opened("kyc-check")).await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The stage reads the endpoints, or checks its deliveries' references, and waits for the
+    // delete: only then does the delete commit.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let waiting: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))",
+        )
+        .bind(deleter)
+        .fetch_one(&pool)
+        .await
+        .expect("blocked backends");
+        if waiting {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stage never waited"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     deleting.commit().await.expect("commit");
 
     let id = delivery_of(&pool, event, uuid(&kept_endpoint["id"])).await;

@@ -2,9 +2,10 @@
 //! enabling or disabling it moves them in the same transaction. A delivery the outbound stage
 //! recorded while that committed can miss it (the stage read the endpoint before the change,
 //! the change did not see the delivery yet): every [`RELEASE_EVERY`] each dispatcher releases
-//! the held deliveries of enabled endpoints (reading only the small index of held deliveries)
-//! and holds the due deliveries of disabled ones, which claims would otherwise step over on
-//! every read.
+//! the held deliveries of enabled endpoints (reading the index of held deliveries) and holds
+//! the due deliveries of disabled ones (reading the index of due ones), which claims would
+//! otherwise step over on every read. Both indexes hold only deliveries not yet settled: a
+//! backlog at most, never the history.
 
 use std::time::Duration;
 

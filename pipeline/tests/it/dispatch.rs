@@ -6,8 +6,9 @@
 //! with one attempt row per attempt; only what the dead dispatcher held reached the receiver
 //! twice, with the same `webhook-id`. And deliveries wait while no worker holds the key their
 //! endpoint's secret is sealed with: the stack's dispatcher gives them back without counting an
-//! attempt, and a worker with the key sends them. A delivery left held on an enabled endpoint
-//! (an enable racing the event) is released by the dispatchers' sweep.
+//! attempt, and a worker with the key sends them. A delivery left held on an enabled endpoint,
+//! or due on a disabled one (an enable or a disable racing the event), is set right by the
+//! dispatchers' sweep.
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
@@ -383,4 +384,39 @@ async fn a_delivery_held_on_an_enabled_endpoint_is_released_by_the_sweep() {
         .get(&("/released".to_owned(), event.to_string()))
         .copied();
     assert_eq!(sent, Some(1));
+}
+
+#[tokio::test]
+async fn a_due_delivery_of_a_disabled_endpoint_is_held_by_the_sweep() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let (url, seen) = receiver().await;
+    let endpoint = endpoint(&pool, tenant, &format!("{url}/disabled")).await;
+    sqlx::query("UPDATE webhook_endpoints SET enabled = false WHERE id = $1")
+        .bind(endpoint)
+        .execute(&pool)
+        .await
+        .expect("disabled");
+    // Recorded due, as the outbound stage does when a disable commits beside the event.
+    let event = events(&pool, tenant, 1, &[endpoint]).await[0];
+
+    // The sweep runs every 30 s in each dispatcher: within two sweeps it is held, unsent.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let (status, due, attempts): (String, bool, i32) = sqlx::query_as(
+            "SELECT status, next_attempt_at IS NOT NULL, attempts FROM webhook_deliveries \
+             WHERE event_id = $1",
+        )
+        .bind(event)
+        .fetch_one(&pool)
+        .await
+        .expect("delivery");
+        assert_eq!((status.as_str(), attempts), ("pending", 0), "never sent");
+        if !due {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still due: never held");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(seen.lock().expect("lock").is_empty());
 }

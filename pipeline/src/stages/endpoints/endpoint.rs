@@ -114,10 +114,11 @@ pub(super) async fn rotate(
     (endpoint_id, secret): (Uuid, &Sealed),
 ) -> Result<Outcome<Answer>, Error> {
     // The secret before a rotation signs for 24 hours (SPEC §6.2): a second rotation within
-    // them would end it early, so it waits until the overlap ends.
+    // them would end it early, so it waits until the overlap ends. The lock is the one the
+    // update takes anyway (not FOR UPDATE, which would wait for events being recorded).
     let overlapping: Option<bool> = sqlx::query_scalar(
         "SELECT coalesce(previous_expires_at > now(), false) FROM webhook_endpoints \
-         WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+         WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE",
     )
     .bind(tenant.id())
     .bind(endpoint_id)
