@@ -15,7 +15,7 @@ pub const MILLISECOND_BUCKETS: &[f64] =
     &[1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0];
 /// Buckets of second histograms (SPEC "Metrics").
 pub const SECOND_BUCKETS: &[f64] = &[1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0];
-/// `http.server.request.duration` is in seconds but sub-second: the OpenTelemetry HTTP buckets.
+/// Histograms in seconds whose values are mostly below one: the OpenTelemetry HTTP buckets.
 pub const HTTP_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
@@ -27,9 +27,15 @@ const SECOND_HISTOGRAMS: &[&str] = &[
     "svc.case.time_to_decision",
 ];
 
+/// Histograms in seconds that take [`HTTP_BUCKETS`]: the HTTP semantic conventions' duration,
+/// and the webhook deliveries' lag (milliseconds usually, seconds when the dispatchers fall
+/// behind; not in SPEC's table).
+const SUB_SECOND_HISTOGRAMS: &[&str] =
+    &["http.server.request.duration", "svc.webhook.delivery.lag"];
+
 /// The buckets of histogram `name` (SPEC "Metrics": milliseconds unless listed in seconds).
 pub(crate) fn buckets_for(name: &str) -> &'static [f64] {
-    if name == "http.server.request.duration" {
+    if SUB_SECOND_HISTOGRAMS.contains(&name) {
         HTTP_BUCKETS
     } else if SECOND_HISTOGRAMS.contains(&name) {
         SECOND_BUCKETS
@@ -40,7 +46,7 @@ pub(crate) fn buckets_for(name: &str) -> &'static [f64] {
 
 /// The unit of histogram `name`, as the SPEC's table gives it.
 pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
-    if name == "http.server.request.duration" || SECOND_HISTOGRAMS.contains(&name) {
+    if SUB_SECOND_HISTOGRAMS.contains(&name) || SECOND_HISTOGRAMS.contains(&name) {
         Some("s")
     } else {
         Some("ms")
@@ -50,12 +56,12 @@ pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
 /// Installs the process-wide recorder (Prometheus, plus `otlp` when given) and returns the
 /// handle that renders `/metrics`.
 pub(crate) fn install(otlp: Option<OtlpRecorder>) -> Result<PrometheusHandle, Error> {
-    let mut builder = PrometheusBuilder::new()
-        .set_buckets_for_metric(
-            Matcher::Full("http.server.request.duration".into()),
-            HTTP_BUCKETS,
-        )
-        .map_err(|e| Error::Metrics(e.to_string()))?;
+    let mut builder = PrometheusBuilder::new();
+    for name in SUB_SECOND_HISTOGRAMS {
+        builder = builder
+            .set_buckets_for_metric(Matcher::Full((*name).into()), HTTP_BUCKETS)
+            .map_err(|e| Error::Metrics(e.to_string()))?;
+    }
     for name in SECOND_HISTOGRAMS {
         builder = builder
             .set_buckets_for_metric(Matcher::Full((*name).into()), SECOND_BUCKETS)
@@ -108,5 +114,7 @@ mod tests {
         assert_eq!(unit_for("svc.workflow.run.duration"), Some("s"));
         assert_eq!(buckets_for("http.server.request.duration"), HTTP_BUCKETS);
         assert_eq!(unit_for("http.server.request.duration"), Some("s"));
+        assert_eq!(buckets_for("svc.webhook.delivery.lag"), HTTP_BUCKETS);
+        assert_eq!(unit_for("svc.webhook.delivery.lag"), Some("s"));
     }
 }
