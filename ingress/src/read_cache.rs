@@ -88,8 +88,7 @@ impl ReadCache {
             return None;
         }
         if !self.listening.load(Ordering::Acquire) {
-            metrics::counter!("ingress.read_cache.lookups_total", "outcome" => "bypass")
-                .increment(1);
+            metrics::counter!("ingress.read_cache.lookups", "outcome" => "bypass").increment(1);
             return None;
         }
         let generation = Generation {
@@ -107,7 +106,7 @@ impl ReadCache {
     pub(crate) fn get(&self, key: &Key) -> Option<Bytes> {
         let found = self.answers.get(key);
         let outcome = if found.is_some() { "hit" } else { "miss" };
-        metrics::counter!("ingress.read_cache.lookups_total", "outcome" => outcome).increment(1);
+        metrics::counter!("ingress.read_cache.lookups", "outcome" => outcome).increment(1);
         found
     }
 

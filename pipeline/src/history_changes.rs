@@ -101,7 +101,7 @@ async fn send(
             .ignore();
     }
     pipe.query_async::<()>(connection).await?;
-    metrics::counter!("pipeline.history_changes.published_total")
+    metrics::counter!("pipeline.history_changes.published")
         .increment(tenants.len() as u64 + u64::from(everything));
     Ok(())
 }

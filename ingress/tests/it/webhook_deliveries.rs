@@ -19,7 +19,7 @@ use crate::support::apps::{Tenant, call_with};
 use crate::support::isolation::assert_foreign_is_absent;
 use crate::support::outbound::{circuit_opened, emit};
 use crate::support::receiver::{FAILURE_BODY, Receiver};
-use crate::support::{analyst, database};
+use crate::support::{analyst, client, database, stack};
 use crate::webhook_endpoints::endpoint;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -94,6 +94,30 @@ async fn due_now(pool: &PgPool, id: Uuid, attempt: i64) {
     .expect("due now");
 }
 
+/// Waits until the pipeline's `/metrics` holds `line` (a counter moves just after its commit).
+async fn pipeline_metrics_show(line: &str) {
+    let url = format!("{}/metrics", stack().var("PIPELINE_METRICS_URL"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = client()
+            .get(&url)
+            .send()
+            .await
+            .expect("the pipeline's metrics")
+            .text()
+            .await
+            .expect("text");
+        if text.lines().any(|shown| shown == line) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{line} not in the pipeline's metrics:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn attempts(delivery: &Value) -> i64 {
     delivery["attemptCount"].as_i64().expect("attemptCount")
 }
@@ -151,6 +175,12 @@ async fn an_event_reaches_each_subscribed_endpoint_once_signed() {
         page["total"], 2,
         "none for the endpoint not subscribed: {page}"
     );
+    // Counted, as SPEC's text exposition names counters (`_total`).
+    let counted = format!(
+        "svc_webhook_delivery_count_total{{tenant=\"{}\",status=\"succeeded\"}} 2",
+        tenant.id
+    );
+    pipeline_metrics_show(&counted).await;
 
     // Another tenant's: absent, as a random id is.
     let other = Tenant::new();

@@ -56,7 +56,9 @@ pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
 /// Installs the process-wide recorder (Prometheus, plus `otlp` when given) and returns the
 /// handle that renders `/metrics`.
 pub(crate) fn install(otlp: Option<OtlpRecorder>) -> Result<PrometheusHandle, Error> {
-    let mut builder = PrometheusBuilder::new();
+    // SPEC "Metrics" rule 2: counters are suffixed `_total` in the text exposition (no unit
+    // suffix: no instrument is described with a unit).
+    let mut builder = PrometheusBuilder::new().with_recommended_naming(true);
     for name in SUB_SECOND_HISTOGRAMS {
         builder = builder
             .set_buckets_for_metric(Matcher::Full((*name).into()), HTTP_BUCKETS)
