@@ -14,7 +14,7 @@ use crate::support::apps::Tenant;
 use crate::support::isolation::assert_foreign_is_absent;
 use crate::support::modules::{manifest, module, trapping};
 use crate::support::receiver::Receiver;
-use crate::support::{admin, analyst};
+use crate::support::{StackUrls as _, admin, analyst};
 use crate::webhook_endpoints::endpoint;
 
 /// A secret value that must never show up in a record.
@@ -576,4 +576,50 @@ async fn five_counted_failures_open_the_circuit_and_a_successful_trial_closes_it
         ),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn one_trace_runs_from_the_request_through_the_stage_to_the_runner() {
+    let tenant = Tenant::new();
+    let answer = json!({"status": "ok", "output": {"score": 0.5}});
+    installed(&tenant, &manifest("runs-traced", "1.0.0"), &answer).await;
+    workflow(&tenant, "traced", call_step("runs-traced")).await;
+
+    // A caller's trace: ingress continues it, the envelope carries it over the topic, the runs
+    // stage continues it, and its call to the runner sends it on.
+    let trace = format!("{:032x}", uuid::Uuid::new_v4().as_u128());
+    let response = crate::support::client()
+        .post(crate::support::stack().api("/workflow-runs"))
+        .bearer_auth(&tenant.token)
+        .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
+        .json(&json!({"definitionKey": "traced", "context": {"subject": {"name": "Ada"}}}))
+        .send()
+        .await
+        .expect("ingress answers");
+    assert_eq!(response.status(), 202);
+    let run: Value = response.json().await.expect("the run");
+    let run = until(&tenant, &run, &["completed", "failed"]).await;
+    assert_eq!(run["status"], "completed", "{run}");
+
+    // Each service's log lines of the work name the trace (`.stack/logs`, JSON lines).
+    let logs = concat!(env!("CARGO_MANIFEST_DIR"), "/../.stack/logs");
+    for service in ["ingress", "pipeline", "runner"] {
+        let path = format!("{logs}/{service}.log");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let traced = text
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .any(|line| line["trace_id"] == trace.as_str());
+            if traced {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no line of {path} names trace {trace}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
 }

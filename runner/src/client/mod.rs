@@ -211,9 +211,16 @@ impl RunnerClient {
         deadline: Duration,
         request_id: &str,
     ) -> Result<T, RunnerFailure> {
-        let response = request
+        let mut request = request
             .bearer_auth(&self.token)
-            .header("x-request-id", request_id)
+            .header("x-request-id", request_id);
+        // The caller's trace goes on into the runner's server span (and its vendor requests).
+        if let Some(traceparent) =
+            service::telemetry::traces::traceparent_of(&tracing::Span::current())
+        {
+            request = request.header("traceparent", traceparent);
+        }
+        let response = request
             .timeout(deadline)
             .send()
             .await
