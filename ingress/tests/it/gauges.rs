@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::cases::open_case;
 use crate::support::apps::Tenant;
-use crate::support::{client, stack};
+use crate::support::pipeline_metrics;
 
 #[tokio::test]
 async fn pending_approvals_and_open_cases_are_counted_per_tenant() {
@@ -39,18 +39,10 @@ async fn pending_approvals_and_open_cases_are_counted_per_tenant() {
             tenant.id
         ),
     ];
-    let url = format!("{}/metrics", stack().var("PIPELINE_METRICS_URL"));
     // An answer stands 30 s: the counts show within that and a little.
     let mut text = String::new();
     for _ in 0..45 {
-        text = client()
-            .get(&url)
-            .send()
-            .await
-            .expect("the pipeline's metrics")
-            .text()
-            .await
-            .expect("text");
+        text = pipeline_metrics().await;
         if expected.iter().all(|line| text.contains(line.as_str())) {
             return;
         }

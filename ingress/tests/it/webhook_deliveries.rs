@@ -19,7 +19,7 @@ use crate::support::apps::{Tenant, call_with};
 use crate::support::isolation::assert_foreign_is_absent;
 use crate::support::outbound::{circuit_opened, emit};
 use crate::support::receiver::{FAILURE_BODY, Receiver};
-use crate::support::{analyst, client, database, stack};
+use crate::support::{analyst, database, pipeline_metrics};
 use crate::webhook_endpoints::endpoint;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -96,17 +96,9 @@ async fn due_now(pool: &PgPool, id: Uuid, attempt: i64) {
 
 /// Waits until the pipeline's `/metrics` holds `line` (a counter moves just after its commit).
 async fn pipeline_metrics_show(line: &str) {
-    let url = format!("{}/metrics", stack().var("PIPELINE_METRICS_URL"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let text = client()
-            .get(&url)
-            .send()
-            .await
-            .expect("the pipeline's metrics")
-            .text()
-            .await
-            .expect("text");
+        let text = pipeline_metrics().await;
         if text.lines().any(|shown| shown == line) {
             return;
         }

@@ -71,10 +71,10 @@ impl Dispatcher {
         keys: Arc<SecretKeys>,
         loopback: Loopback,
     ) -> Result<Self, outbound::OutboundError> {
-        // The kernel's host name (a container's own), not a setting: it only tells operators
-        // which worker holds a lease.
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|name| name.trim().to_owned())
+        // The host name the log lines carry (not a setting): it tells operators which worker
+        // holds a lease.
+        let host = hostname::get()
+            .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "worker".to_owned());
         Ok(Self {
             pool,

@@ -93,6 +93,18 @@ pub fn client() -> reqwest::Client {
         .expect("client builds")
 }
 
+/// The stack's pipeline's `/metrics`, as text.
+pub async fn pipeline_metrics() -> String {
+    client()
+        .get(format!("{}/metrics", stack().var("PIPELINE_METRICS_URL")))
+        .send()
+        .await
+        .expect("the pipeline's metrics")
+        .text()
+        .await
+        .expect("text")
+}
+
 pub async fn database() -> sqlx::PgPool {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(4)
