@@ -44,12 +44,40 @@ pub(crate) fn buckets_for(name: &str) -> &'static [f64] {
     }
 }
 
-/// The unit of histogram `name`, as the SPEC's table gives it.
-pub(crate) fn unit_for(name: &str) -> Option<&'static str> {
+/// The units of the instruments that are not histograms: SPEC's table, then ours. OTLP
+/// receivers add a unit to the name (SPEC "Metrics" rule 2), so each is part of the contract.
+const COUNT_UNITS: &[(&str, &str)] = &[
+    ("svc.decision.count", "decision"),
+    ("svc.workflow.run.active", "run"),
+    ("svc.app.calls.in_flight", "call"),
+    ("svc.case.open", "case"),
+    ("svc.approval.pending", "approval"),
+    ("svc.document.pending", "document"),
+    ("svc.document.processed.count", "document"),
+    ("svc.audit.export.rows", "row"),
+    ("svc.workflow.task.failures", "failure"),
+    ("svc.webhook.delivery.count", "delivery"),
+    ("svc.directory.sightings.dropped", "sighting"),
+    ("consumer.dead_lettered", "message"),
+    ("ingress.read_cache.lookups", "lookup"),
+    ("pipeline.history_changes.published", "change"),
+];
+
+/// The unit of counter or gauge `name`: what it counts.
+pub(crate) fn count_unit(name: &str) -> Option<&'static str> {
+    COUNT_UNITS
+        .iter()
+        .find(|(counted, _)| *counted == name)
+        .map(|(_, unit)| *unit)
+}
+
+/// The unit of histogram `name`: `s` for those listed in seconds, `ms` for the rest (SPEC
+/// "Metrics").
+pub(crate) fn histogram_unit(name: &str) -> &'static str {
     if SUB_SECOND_HISTOGRAMS.contains(&name) || SECOND_HISTOGRAMS.contains(&name) {
-        Some("s")
+        "s"
     } else {
-        Some("ms")
+        "ms"
     }
 }
 
@@ -111,12 +139,22 @@ mod tests {
     #[test]
     fn histograms_take_the_specs_buckets_and_units() {
         assert_eq!(buckets_for("svc.app.call.duration"), MILLISECOND_BUCKETS);
-        assert_eq!(unit_for("svc.app.call.duration"), Some("ms"));
+        assert_eq!(histogram_unit("svc.app.call.duration"), "ms");
         assert_eq!(buckets_for("svc.app.callback.wait"), SECOND_BUCKETS);
-        assert_eq!(unit_for("svc.workflow.run.duration"), Some("s"));
+        assert_eq!(histogram_unit("svc.workflow.run.duration"), "s");
         assert_eq!(buckets_for("http.server.request.duration"), HTTP_BUCKETS);
-        assert_eq!(unit_for("http.server.request.duration"), Some("s"));
+        assert_eq!(count_unit("http.server.request.duration"), Some("s"));
         assert_eq!(buckets_for("svc.webhook.delivery.lag"), HTTP_BUCKETS);
-        assert_eq!(unit_for("svc.webhook.delivery.lag"), Some("s"));
+        assert_eq!(histogram_unit("svc.webhook.delivery.lag"), "s");
+        assert_eq!(histogram_unit("svc.rule.evaluation.duration"), "ms");
+    }
+
+    #[test]
+    fn counters_and_gauges_take_the_unit_they_count() {
+        assert_eq!(count_unit("svc.decision.count"), Some("decision"));
+        assert_eq!(count_unit("svc.case.open"), Some("case"));
+        assert_eq!(count_unit("svc.app.calls.in_flight"), Some("call"));
+        assert_eq!(count_unit("svc.audit.export.rows"), Some("row"));
+        assert_eq!(count_unit("an.undescribed.thing"), None);
     }
 }

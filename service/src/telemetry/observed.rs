@@ -102,8 +102,11 @@ pub fn register(observe: impl Observe) -> bool {
     if let Some(meter) = &registry.meter {
         let observed = group.clone();
         let labels = group.observe.labels();
-        let _gauge = meter
-            .f64_observable_gauge(group.observe.name())
+        let mut builder = meter.f64_observable_gauge(group.observe.name());
+        if let Some(unit) = super::metrics::count_unit(group.observe.name()) {
+            builder = builder.with_unit(unit);
+        }
+        let _gauge = builder
             .with_callback(move |observer| {
                 for (values, value) in observed.latest().unwrap_or_default() {
                     let attributes: Vec<KeyValue> = labels

@@ -16,12 +16,12 @@ use metrics::{
     SharedString, Unit,
 };
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Meter, MeterProvider as _};
+use opentelemetry::metrics::{InstrumentBuilder, Meter, MeterProvider as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 
 use super::Error;
-use super::metrics::{buckets_for, unit_for};
+use super::metrics::{buckets_for, count_unit, histogram_unit};
 
 /// The push interval of SPEC rule 1, unless `OTEL_METRIC_EXPORT_INTERVAL` says otherwise.
 const PUSH_INTERVAL: Duration = Duration::from_secs(15);
@@ -87,7 +87,7 @@ fn attributes(key: &Key) -> Vec<KeyValue> {
 }
 
 impl Recorder for OtlpRecorder {
-    // Units and buckets come from the SPEC's table (`unit_for`, `buckets_for`), not from
+    // Units and buckets come from the SPEC's table (`count_unit`, `histogram_unit`, `buckets_for`), not from
     // descriptions.
     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
@@ -95,7 +95,7 @@ impl Recorder for OtlpRecorder {
 
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
         Counter::from_arc(handle(&self.counters, key, || OtlpCounter {
-            counter: self.meter.u64_counter(key.name().to_owned()).build(),
+            counter: with_unit(self.meter.u64_counter(key.name().to_owned()), key.name()).build(),
             attributes: attributes(key),
             last_absolute: Mutex::new(0),
         }))
@@ -105,9 +105,11 @@ impl Recorder for OtlpRecorder {
         Gauge::from_arc(handle(&self.gauges, key, || {
             let name = key.name().to_owned();
             let instrument = if UP_DOWN_COUNTERS.contains(&key.name()) {
-                GaugeInstrument::UpDown(self.meter.f64_up_down_counter(name).build())
+                GaugeInstrument::UpDown(
+                    with_unit(self.meter.f64_up_down_counter(name), key.name()).build(),
+                )
             } else {
-                GaugeInstrument::Gauge(self.meter.f64_gauge(name).build())
+                GaugeInstrument::Gauge(with_unit(self.meter.f64_gauge(name), key.name()).build())
             };
             OtlpGauge {
                 instrument,
@@ -120,18 +122,25 @@ impl Recorder for OtlpRecorder {
     fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
         Histogram::from_arc(handle(&self.histograms, key, || {
             let name = key.name();
-            let mut builder = self
+            let histogram = self
                 .meter
                 .f64_histogram(name.to_owned())
-                .with_boundaries(buckets_for(name).to_vec());
-            if let Some(unit) = unit_for(name) {
-                builder = builder.with_unit(unit);
-            }
+                .with_boundaries(buckets_for(name).to_vec())
+                .with_unit(histogram_unit(name))
+                .build();
             OtlpHistogram {
-                histogram: builder.build(),
+                histogram,
                 attributes: attributes(key),
             }
         }))
+    }
+}
+
+/// `builder` with the unit of counter or gauge `name`, when it has one.
+fn with_unit<'a, I>(builder: InstrumentBuilder<'a, I>, name: &str) -> InstrumentBuilder<'a, I> {
+    match count_unit(name) {
+        Some(unit) => builder.with_unit(unit),
+        None => builder,
     }
 }
 
@@ -208,5 +217,58 @@ struct OtlpHistogram {
 impl HistogramFn for OtlpHistogram {
     fn record(&self, value: f64) {
         self.histogram.record(value, &self.attributes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metrics::{Label, Level};
+    use opentelemetry_sdk::metrics::InMemoryMetricExporter;
+
+    use super::*;
+
+    /// SPEC "Metrics" rule 2: OTLP receivers add the unit to the name, so every instrument goes
+    /// out with the unit of SPEC's table.
+    #[test]
+    fn instruments_are_pushed_with_the_specs_units() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let recorder = OtlpRecorder::new(&provider, "test");
+        let metadata = Metadata::new("test", Level::INFO, None);
+        let tenant = || vec![Label::new("tenant", "t-1")];
+        recorder
+            .register_counter(&Key::from_parts("svc.decision.count", tenant()), &metadata)
+            .increment(1);
+        recorder
+            .register_gauge(&Key::from_name("svc.app.calls.in_flight"), &metadata)
+            .increment(1.0);
+        recorder
+            .register_histogram(
+                &Key::from_parts("svc.workflow.run.duration", tenant()),
+                &metadata,
+            )
+            .record(2.0);
+        recorder
+            .register_histogram(
+                &Key::from_parts("svc.rule.evaluation.duration", tenant()),
+                &metadata,
+            )
+            .record(2.0);
+        provider.force_flush().expect("flush");
+
+        let exported = exporter.get_finished_metrics().expect("metrics");
+        let units: HashMap<String, String> = exported
+            .iter()
+            .flat_map(|resource| resource.scope_metrics())
+            .flat_map(|scope| scope.metrics())
+            .map(|metric| (metric.name().to_owned(), metric.unit().to_owned()))
+            .collect();
+        let unit = |name: &str| units.get(name).map(String::as_str);
+        assert_eq!(unit("svc.decision.count"), Some("decision"));
+        assert_eq!(unit("svc.app.calls.in_flight"), Some("call"));
+        assert_eq!(unit("svc.workflow.run.duration"), Some("s"));
+        assert_eq!(unit("svc.rule.evaluation.duration"), Some("ms"));
     }
 }
