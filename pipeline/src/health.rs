@@ -1,11 +1,11 @@
 //! The pipeline's operational listener (`WORKER_HEALTH_HOST`:`WORKER_HEALTH_PORT`): liveness,
 //! readiness and metrics as every service answers them, and the worker health of SPEC §4.14:
 //!
-//! `GET /healthz` answers 200 `{status: "ok", workers: [{taskQueue, state}], temporal}` when
-//! every worker is `RUNNING` and the broker answers, else 503 with `status` `unavailable` and the
-//! error envelope beside the same members. SPEC's `temporal` names the engine's connection; this
-//! pipeline's engine is the Kafka-compatible broker, so `temporal` reports the broker connection:
-//! `connected` or `unavailable`.
+//! `GET /healthz` answers 200 `{status: "ok", workers: [{taskQueue, state}], temporal:
+//! "connected"}` when every worker is `RUNNING` and the broker answers, else 503 with `status`
+//! and `temporal` `unavailable` (SPEC §4.14) and the error envelope beside them; the workers'
+//! states and the error's message say which of the two failed. SPEC's `temporal` names the
+//! engine's connection; this pipeline's engine is the Kafka-compatible broker.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -67,7 +67,7 @@ pub(crate) struct Health {
 #[derive(Debug)]
 struct Unhealthy {
     workers: Vec<WorkerEntry>,
-    broker: &'static str,
+    broker_answers: bool,
 }
 
 impl HttpError for Unhealthy {
@@ -80,11 +80,15 @@ impl HttpError for Unhealthy {
     }
 
     fn message(&self) -> Cow<'static, str> {
-        "A worker is not running or the broker does not answer.".into()
+        if self.broker_answers {
+            "A worker is not running.".into()
+        } else {
+            "The broker does not answer.".into()
+        }
     }
 
     fn beside(&self) -> Option<Map<String, Value>> {
-        json!({ "status": "unavailable", "workers": self.workers, "temporal": self.broker })
+        json!({ "status": "unavailable", "workers": self.workers, "temporal": "unavailable" })
             .as_object()
             .cloned()
     }
@@ -92,21 +96,21 @@ impl HttpError for Unhealthy {
 
 /// `GET /healthz`.
 async fn workers(health: &Health) -> Result<Response<Body>, Unhealthy> {
-    let broker = match health.producer.probe(PROBE_TIMEOUT).await {
-        Ok(()) => "connected",
+    let broker_answers = match health.producer.probe(PROBE_TIMEOUT).await {
+        Ok(()) => true,
         Err(error) => {
             tracing::warn!(%error, "broker not answering the health probe");
-            "unavailable"
+            false
         }
     };
     let entries = health.workers.entries();
-    if health.workers.all_running() && broker == "connected" {
-        let body = json!({ "status": "ok", "workers": entries, "temporal": broker });
+    if health.workers.all_running() && broker_answers {
+        let body = json!({ "status": "ok", "workers": entries, "temporal": "connected" });
         Ok(response::json(StatusCode::OK, &body))
     } else {
         Err(Unhealthy {
             workers: entries,
-            broker,
+            broker_answers,
         })
     }
 }
@@ -161,6 +165,8 @@ mod tests {
     use super::*;
     use crate::workers::WorkerState;
 
+    /// SPEC §4.14: on a 503 `temporal` is `unavailable` too, even while the broker answers (a
+    /// worker is down); the message says which.
     #[test]
     fn an_unhealthy_answer_has_the_specs_members_and_the_error_envelope() {
         let unhealthy = Unhealthy {
@@ -168,7 +174,7 @@ mod tests {
                 task_queue: "outbox",
                 state: WorkerState::Retrying,
             }],
-            broker: "unavailable",
+            broker_answers: true,
         };
         assert_eq!(
             ErrorEnvelope::of(&unhealthy, "req-1").to_value(),
@@ -178,7 +184,7 @@ mod tests {
                 "temporal": "unavailable",
                 "error": {
                     "code": "unavailable",
-                    "message": "A worker is not running or the broker does not answer.",
+                    "message": "A worker is not running.",
                     "requestId": "req-1"
                 }
             })

@@ -15,6 +15,7 @@ mod audit_exports;
 mod backtests;
 mod cli;
 mod config;
+mod core_metrics;
 mod dispatch;
 mod error;
 mod gauges;

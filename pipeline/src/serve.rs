@@ -34,7 +34,7 @@ use crate::stages::{
 };
 use crate::timers;
 use crate::workers::Workers;
-use crate::{audit_exports, gauges, health_minutes, kept_counts, partitions};
+use crate::{audit_exports, core_metrics, gauges, health_minutes, kept_counts, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -51,6 +51,9 @@ fn start_up_retry() -> ExponentialBuilder {
 
 async fn run(config: Config, process: Process) -> RunResult {
     let stop = process.stop;
+    if let Some(port) = process.metrics_port {
+        core_metrics::serve(port, stop.clone());
+    }
     let pool = PgPoolOptions::new()
         .max_connections(config.database_pool_size)
         .acquire_timeout(Duration::from_secs(5))

@@ -5,16 +5,11 @@
 //! that says how it ended.
 
 use std::future::Future;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
-use std::time::Duration;
-
-use http::{Method, Request, StatusCode};
-use hyper::body::Incoming;
 
 use crate::config::Env;
 use crate::health;
-use crate::http::{Route, Routed, Router, Unrouted, request_id, response, serve};
+use crate::http::exposition;
 use crate::shutdown::{self, CancellationToken};
 use crate::telemetry::{self, MetricsHandle, Settings};
 
@@ -26,6 +21,8 @@ pub type RunResult = Result<(), Box<dyn std::error::Error>>;
 pub struct Process {
     /// Renders `/metrics`.
     pub metrics: MetricsHandle,
+    /// `METRICS_PORT`, when set.
+    pub metrics_port: Option<u16>,
     /// Whether spans are exported.
     pub traces_exported: bool,
     /// Cancelled on SIGTERM or Ctrl-C.
@@ -71,11 +68,22 @@ where
         };
         let process = Process {
             metrics: telemetry.metrics_handle(),
+            metrics_port,
             traces_exported: telemetry.traces_exported(),
             stop: shutdown::on_signal(),
         };
         if let Some(port) = metrics_port {
-            tokio::spawn(serve_metrics(port, process.clone()));
+            let metrics = process.metrics.clone();
+            let render = move || {
+                let metrics = metrics.clone();
+                async move { health::exposition(&metrics).await }
+            };
+            tokio::spawn(exposition::serve(
+                port,
+                "metrics",
+                render,
+                process.stop.clone(),
+            ));
         }
         let code = match run(config, process).await {
             Ok(()) => {
@@ -91,62 +99,4 @@ where
         telemetry.shutdown();
         code
     })
-}
-
-/// The only route of the `METRICS_PORT` listener.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct MetricsRoute;
-
-impl Route for MetricsRoute {
-    const ALL: &'static [Self] = &[MetricsRoute];
-    fn method(self) -> Method {
-        Method::GET
-    }
-    fn pattern(self) -> &'static str {
-        "/metrics"
-    }
-}
-
-/// `GET /metrics` on `0.0.0.0:port` (SPEC "Telemetry environment"), until the stop signal.
-async fn serve_metrics(port: u16, process: Process) {
-    let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port);
-    let listener = match tokio::net::TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            tracing::error!(%addr, %error, "METRICS_PORT listener not started");
-            return;
-        }
-    };
-    let router = std::sync::Arc::new(Router::<MetricsRoute>::new());
-    let metrics = process.metrics.clone();
-    let handler = move |_peer, request: Request<Incoming>| {
-        let router = router.clone();
-        let metrics = metrics.clone();
-        async move {
-            let id = request_id::from_header(request.headers().get(request_id::HEADER));
-            let mut answer = match router.route(request.method(), request.uri().path()) {
-                Routed::Found(MetricsRoute, _) => health::metrics(&metrics).await,
-                Routed::MethodNotAllowed { allow, .. } => {
-                    response::error(&Unrouted::MethodNotAllowed { allow }, &id)
-                }
-                Routed::NotFound => response::error(&Unrouted::NotFound, &id),
-            };
-            response::finish(&mut answer, &id);
-            if answer.status() != StatusCode::OK {
-                tracing::debug!(
-                    status = answer.status().as_u16(),
-                    "metrics listener refused"
-                );
-            }
-            answer
-        }
-    };
-    serve(
-        "metrics",
-        listener,
-        handler,
-        process.stop.cancelled_owned(),
-        Duration::from_secs(5),
-    )
-    .await;
 }

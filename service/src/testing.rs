@@ -99,6 +99,8 @@ impl ServiceProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
+        // Metrics on ports of its own, not the stack's instance's (the caller may say otherwise).
+        command.env("METRICS_PORT", "0");
         // A later setting of the same variable wins, as in a shell.
         for (key, value) in env {
             command.env(key, value);

@@ -78,6 +78,10 @@ fn folded(level: RDKafkaLogLevel, facility: &str) -> bool {
 }
 
 impl ClientContext for Reporter {
+    fn stats(&self, statistics: rdkafka::Statistics) {
+        crate::client_stats::keep(statistics);
+    }
+
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
         let held_back = if folded(level, facility) {
             match SEEN.admit(&format!("log {facility}"), Instant::now()) {

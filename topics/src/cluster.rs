@@ -113,6 +113,10 @@ impl Cluster {
         // A broker that comes back is reconnected to within a second (librdkafka backs off up
         // to 10 s by default), so consumption resumes soon after an outage.
         config.set("reconnect.backoff.max.ms", "1000");
+        if crate::client_stats::enabled() {
+            let interval = crate::client_stats::INTERVAL_MS.to_string();
+            config.set("statistics.interval.ms", interval);
+        }
         for (name, value) in &self.properties {
             config.set(name, value);
         }

@@ -16,6 +16,7 @@ pub mod cases;
 pub mod catalogue;
 pub mod circuits;
 mod client_log;
+pub mod client_stats;
 pub mod cluster;
 pub mod consumer;
 pub mod definitions;

@@ -162,3 +162,67 @@ async fn metrics_port_serves_the_exposition_on_its_own_listener() {
         .expect("404");
     crate::support::assert_envelope(other, 404, "not_found").await;
 }
+
+/// SPEC "Telemetry environment": the stack gives every process a `METRICS_PORT`, and the worker
+/// serves its engine-core metrics (here: its broker clients') on the port after it, with each
+/// stage's consumer lag and the broker's connection.
+#[tokio::test]
+async fn every_process_serves_metrics_and_the_worker_its_core_metrics_on_the_next_port() {
+    let http = client();
+    for key in [
+        "INGRESS_METRICS_URL",
+        "RUNNER_METRICS_URL",
+        "PIPELINE_METRICS_URL",
+    ] {
+        let answer = http
+            .get(format!("{}/metrics", stack().var(key)))
+            .send()
+            .await
+            .expect("metrics");
+        assert_eq!(answer.status(), 200, "{key}");
+        let text = answer.text().await.expect("text");
+        assert!(text.contains("# TYPE "), "{key}: {text}");
+    }
+    let core = format!("{}/metrics", stack().var("PIPELINE_CORE_METRICS_URL"));
+    assert_eq!(
+        stack().var("PIPELINE_CORE_METRICS_URL"),
+        format!(
+            "http://127.0.0.1:{}",
+            stack()
+                .var("PIPELINE_METRICS_PORT")
+                .parse::<u16>()
+                .expect("port")
+                + 1
+        )
+    );
+    // Clients report every 5 s; a stage's consumer has its partitions once the group settled.
+    let wanted = [
+        "# TYPE kafka_consumer_lag gauge",
+        "kafka_consumer_lag{client=\"pipeline-runs\",topic=",
+        "kafka_consumer_assigned_partitions{client=\"pipeline-runs\"}",
+        "kafka_producer_queue_messages{client=\"pipeline\"}",
+        "kafka_broker_rtt_seconds{client=\"pipeline\"",
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let text = http
+            .get(&core)
+            .send()
+            .await
+            .expect("core metrics")
+            .text()
+            .await
+            .expect("text");
+        let up = text
+            .lines()
+            .any(|l| l.starts_with("kafka_broker_up{client=\"pipeline\",") && l.ends_with(" 1"));
+        if up && wanted.iter().all(|w| text.contains(w)) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the core metrics lack one of {wanted:?} or the broker up:\n{text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}

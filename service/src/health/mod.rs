@@ -224,9 +224,14 @@ pub async fn ready(readiness: &Readiness) -> Result<Response<Body>, NotReady> {
 
 /// `GET /metrics`: the text exposition of every instrument, the observable gauges with them.
 pub async fn metrics(handle: &MetricsHandle) -> Response<Body> {
+    response::text(exposition(handle).await, response::EXPOSITION)
+}
+
+/// The process's instruments and observable gauges in text exposition.
+pub(crate) async fn exposition(handle: &MetricsHandle) -> String {
     let mut text = handle.render();
     text.push_str(&crate::telemetry::observed::render().await);
-    response::text(text, "text/plain; version=0.0.4; charset=utf-8")
+    text
 }
 
 #[cfg(test)]

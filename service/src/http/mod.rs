@@ -6,6 +6,7 @@
 pub mod bearer;
 pub mod body;
 mod envelope;
+pub mod exposition;
 pub mod observe;
 pub mod request_id;
 pub mod response;

@@ -48,6 +48,9 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
     response
 }
 
+/// The content type of Prometheus text exposition.
+pub const EXPOSITION: &str = "text/plain; version=0.0.4; charset=utf-8";
+
 /// A plain-text 200 (the metrics exposition).
 pub fn text(body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
     let mut response = Response::new(full(body));

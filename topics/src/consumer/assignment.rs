@@ -37,6 +37,10 @@ impl Assignment {
 }
 
 impl ClientContext for Assignment {
+    fn stats(&self, statistics: rdkafka::Statistics) {
+        self.reporter.stats(statistics);
+    }
+
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
         self.reporter.log(level, facility, message);
     }
