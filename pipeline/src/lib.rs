@@ -32,6 +32,7 @@ mod seed_history;
 mod serve;
 mod stage;
 mod stages;
+mod task_failures;
 mod timers;
 mod workers;
 

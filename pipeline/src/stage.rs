@@ -17,6 +17,7 @@ use uuid::Uuid;
 use crate::Error;
 use crate::inbox::{self, Entry};
 use crate::replies::Replies;
+use crate::task_failures::{self, Owner, Reason};
 
 /// One concern of the write path.
 #[async_trait]
@@ -322,6 +323,12 @@ impl<S: Stage> Handler for StageHandler<S> {
         let dead: Reply<AnswerOf<S>> = Reply::DeadLettered {
             reason: reason.to_owned(),
         };
+        let decoded = Envelope::<S::Body>::decode(delivery.payload);
+        let owner = match &decoded {
+            Ok(command) => Owner::Of(command.tenant),
+            Err(_) => owner_of_undecoded(delivery.payload),
+        };
+        task_failures::count(owner, S::NAME, Reason::DeadLettered);
         if !S::INBOX {
             tracing::error!(
                 stage = S::NAME,
@@ -335,7 +342,7 @@ impl<S: Stage> Handler for StageHandler<S> {
             }
             return Ok(());
         }
-        match Envelope::<S::Body>::decode(delivery.payload) {
+        match decoded {
             Ok(command) => {
                 let reply = inbox::dead_lettered(&self.pool, Self::entry(&command), reason)
                     .await
@@ -349,6 +356,19 @@ impl<S: Stage> Handler for StageHandler<S> {
             }
         }
         Ok(())
+    }
+}
+
+/// The tenant of a message whose body does not read (a body version newer than this build, say),
+/// when its envelope names one.
+fn owner_of_undecoded(payload: &[u8]) -> Owner {
+    #[derive(serde::Deserialize)]
+    struct TenantOnly {
+        tenant: Option<Uuid>,
+    }
+    match serde_json::from_slice::<TenantOnly>(payload) {
+        Ok(envelope) => Owner::Of(envelope.tenant),
+        Err(_) => Owner::Unknown,
     }
 }
 

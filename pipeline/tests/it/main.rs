@@ -13,3 +13,4 @@ mod install_burst;
 mod partitions;
 mod redelivery;
 mod support;
+mod task_failures;

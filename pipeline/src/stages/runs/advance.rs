@@ -15,6 +15,7 @@ use super::call::Calls;
 use super::evaluation::{self, Evaluation};
 use super::steps::{self, StepOutcome};
 use crate::Error;
+use crate::task_failures::{self, Owner, Reason};
 
 /// A run as the engine reads it, with its workflow version's body.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -47,6 +48,11 @@ pub(crate) async fn run(
         let workflow: Workflow = match serde_json::from_value(run.body.clone()) {
             Ok(workflow) => workflow,
             Err(error) => {
+                task_failures::count(
+                    Owner::Of(Some(run.tenant_id)),
+                    <super::RunsStage as crate::stage::Stage>::NAME,
+                    Reason::VersionUnreadable,
+                );
                 let error = format!("the workflow version does not read: {error}");
                 return fail(&calls.pool, &run, None, &error).await;
             }
