@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::runs::{until, workflow};
 use crate::support::apps::{Tenant, call_with};
 use crate::support::isolation::assert_foreign_is_absent;
-use crate::support::{analyst, database};
+use crate::support::{analyst, database, pipeline_metric};
 
 pub(crate) async fn open_case(tenant: &Tenant, body: Value) -> Value {
     let (status, case) = tenant.call(Method::POST, "/cases", Some(body)).await;
@@ -287,4 +287,30 @@ async fn a_workflow_opens_a_case_when_its_rule_set_fails() {
     assert_eq!(runs[1]["context"]["review"], json!({"opened": false}));
     let (_, page) = tenant.call(Method::GET, "/cases", None).await;
     assert_eq!(page["total"], 1);
+
+    // SPEC "Metrics": each rule set's decision and the reviewer's are counted, under the
+    // workflow's key; the case's time to decision by its type.
+    let (status, decided) = decide(&tenant, &case, "approved").await;
+    assert_eq!(status, 200, "{decided}");
+    let id = tenant.id.to_string();
+    let decisions = |outcome, source| {
+        [
+            ("tenant", id.as_str()),
+            ("outcome", outcome),
+            ("source", source),
+            ("definition_key", "screened"),
+        ]
+    };
+    for (outcome, source) in [
+        ("fail", "workflow"),
+        ("pass", "workflow"),
+        ("approved", "case"),
+    ] {
+        let labels = decisions(outcome, source);
+        let counted = pipeline_metric("svc_decision_count_total", &labels).await;
+        assert_eq!(counted, 1.0, "{labels:?}");
+    }
+    let labels = [("tenant", id.as_str()), ("type", "manual_review")];
+    let timed = pipeline_metric("svc_case_time_to_decision_count", &labels).await;
+    assert_eq!(timed, 1.0);
 }

@@ -105,6 +105,33 @@ pub async fn pipeline_metrics() -> String {
         .expect("text")
 }
 
+/// The value of the sample of `name` whose labels include every one of `labels`, in the stack's
+/// pipeline's `/metrics`, once it is there (within 30 s: counters recorded after a commit come
+/// a moment after the answer).
+pub async fn pipeline_metric(name: &str, labels: &[(&str, &str)]) -> f64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = pipeline_metrics().await;
+        if let Some(value) = sample(&text, name, labels) {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {name} with {labels:?} in the pipeline's metrics"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
+
+/// The value of the sample of `name` whose labels include all of `labels`, in exposition `text`.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    text.lines()
+        .filter_map(|line| line.strip_prefix(name)?.strip_prefix('{'))
+        .filter(|rest| pairs.iter().all(|pair| rest.contains(pair.as_str())))
+        .find_map(|rest| rest.rsplit_once("} ")?.1.parse().ok())
+}
+
 pub async fn database() -> sqlx::PgPool {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(4)

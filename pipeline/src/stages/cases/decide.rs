@@ -21,9 +21,11 @@ pub(super) async fn apply(
     case_id: Uuid,
     (outcome, comment): (CaseOutcome, Option<&str>),
 ) -> Result<Applied<Case, Option<Decided>>, Error> {
-    let found: Option<(String, String, String, bool)> = sqlx::query_as(
-        "SELECT status, type, priority, sla_breached_at IS NOT NULL FROM cases \
-         WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+    let found: Option<(String, String, String, bool, Option<String>)> = sqlx::query_as(
+        "SELECT c.status, c.type, c.priority, c.sla_breached_at IS NOT NULL, r.definition_key \
+         FROM cases c LEFT JOIN workflow_runs r \
+           ON r.id = c.workflow_run_id AND r.tenant_id = c.tenant_id \
+         WHERE c.tenant_id = $1 AND c.id = $2 FOR UPDATE OF c",
     )
     .bind(tenant.id())
     .bind(case_id)
@@ -33,7 +35,7 @@ pub(super) async fn apply(
         outcome,
         then: None,
     };
-    let Some((status, case_type, priority, breached)) = found else {
+    let Some((status, case_type, priority, breached, definition_key)) = found else {
         return Ok(refused(Outcome::refused(
             RefusalCode::NotFound,
             "No such case.",
@@ -83,6 +85,8 @@ pub(super) async fn apply(
             tenant: tenant.id(),
             case_type,
             seconds,
+            outcome: outcome.as_str(),
+            definition_key,
         }),
     })
 }

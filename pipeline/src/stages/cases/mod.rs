@@ -23,12 +23,16 @@ use crate::stage::{Applied, Stage, tenant_of};
 #[derive(Debug, Default)]
 pub(crate) struct CasesStage;
 
-/// A case decided: what `svc.case.time_to_decision` records once the decision commits.
+/// A case decided: what `svc.case.time_to_decision` and `svc.decision.count` record once the
+/// decision commits.
 #[derive(Debug)]
 pub(crate) struct Decided {
     tenant: Uuid,
     case_type: String,
     seconds: f64,
+    outcome: &'static str,
+    /// The workflow whose run opened the case; `None` for a case opened by `POST /cases`.
+    definition_key: Option<String>,
 }
 
 #[async_trait]
@@ -87,6 +91,15 @@ impl Stage for CasesStage {
                 "type" => decided.case_type,
             )
             .record(decided.seconds);
+            // A reviewer's decision; a rule set's are counted where it is evaluated (`workflow`).
+            metrics::counter!(
+                "svc.decision.count",
+                "tenant" => decided.tenant.to_string(),
+                "outcome" => decided.outcome,
+                "source" => "case",
+                "definition_key" => decided.definition_key.unwrap_or_default(),
+            )
+            .increment(1);
         }
         Ok(())
     }

@@ -130,7 +130,7 @@ async fn evaluate(
         "tenant" => run.tenant_id.to_string(),
         "outcome" => decision.as_str(),
         "source" => "workflow",
-        "definition_key" => set.rule_set.clone().unwrap_or_else(|| run.definition_key.clone()),
+        "definition_key" => run.definition_key.clone(),
     )
     .increment(1);
     let output = json!({
