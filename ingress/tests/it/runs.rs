@@ -622,4 +622,21 @@ async fn one_trace_runs_from_the_request_through_the_stage_to_the_runner() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+
+    // SPEC "Logs": every pipeline line of the app attempt carries its tenant, app, action and
+    // attempt, not only the line that reports its end.
+    let text = std::fs::read_to_string(format!("{logs}/pipeline.log")).expect("pipeline log");
+    let attempt_lines: Vec<Value> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["trace_id"] == trace.as_str() && line["appName"] == "runs-traced")
+        .collect();
+    assert!(!attempt_lines.is_empty(), "no line of the attempt");
+    for line in &attempt_lines {
+        assert_eq!(
+            (&line["tenantId"], &line["action"], &line["attempt"]),
+            (&json!(tenant.id), &json!("check"), &json!(1)),
+            "{line}"
+        );
+    }
 }

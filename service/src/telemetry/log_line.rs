@@ -43,6 +43,9 @@ const LOGGED_ATTRIBUTES: &[(&str, &str)] = &[
     ("svc.workflow_id", "workflowId"),
     ("svc.app.name", "appName"),
     ("svc.app.call_id", "callId"),
+    // Every line of an app attempt (SPEC "Logs": `action`, `attempt`), not only its last.
+    ("svc.app.action", "action"),
+    ("svc.app.attempt", "attempt"),
 ];
 
 fn log_name(field: &'static str) -> Option<&'static str> {

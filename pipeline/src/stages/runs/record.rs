@@ -104,7 +104,7 @@ pub(crate) async fn attempt(
         insert_timer(&mut tx, call, due, purpose).await?;
     }
     tx.commit().await?;
-    observe(call, row, &attempt);
+    observe(call, &attempt);
     Ok(Recorded::Written)
 }
 
@@ -405,24 +405,17 @@ async fn insert_timer(
 }
 
 /// The attempt's span fields, log line (a warning for an error or a timeout) and
-/// `svc.app.invocation.duration`.
-fn observe(call: &Call<'_>, row: &CallRow, attempt: &Attempt<'_>) {
+/// `svc.app.invocation.duration`. The line's `action` and `attempt` come from the `app.invoke`
+/// span it is written in, as every other line of the attempt's does.
+fn observe(call: &Call<'_>, attempt: &Attempt<'_>) {
     let Some(reached) = &attempt.attempted.reached else {
-        tracing::warn!(
-            app = call.app,
-            action = call.action,
-            attempt = row.action_attempts + 1,
-            "app call did not reach the install"
-        );
+        tracing::warn!(app = call.app, "app call did not reach the install");
         return;
     };
     tracing::Span::current().record("svc.app.outcome", reached.status);
-    let attempt_number = row.invocations + 1;
     if matches!(reached.status, "error" | "timeout") {
         tracing::warn!(
             app = call.app,
-            action = call.action,
-            attempt = attempt_number,
             status = reached.status,
             duration_ms = reached.duration_ms,
             "app call failed"
@@ -430,8 +423,6 @@ fn observe(call: &Call<'_>, row: &CallRow, attempt: &Attempt<'_>) {
     } else {
         tracing::info!(
             app = call.app,
-            action = call.action,
-            attempt = attempt_number,
             status = reached.status,
             duration_ms = reached.duration_ms,
             "app call answered"
