@@ -309,7 +309,8 @@ impl<S: Stage> Handler for StageHandler<S> {
         Ok(())
     }
 
-    /// A dead-lettered command's reply is recorded in the inbox (so a redelivery and a waiter
+    /// A dead-lettered command (the consumer logged it) counts as a task failure; its reply is
+    /// recorded in the inbox (so a redelivery and a waiter
     /// that missed the message find it) and published. A message that does not decode has no
     /// tenant to record it under; its reply is only published, to the id in its headers. A
     /// stage without an inbox records nothing (the message stays on the dead-letter topic for
@@ -330,13 +331,6 @@ impl<S: Stage> Handler for StageHandler<S> {
         };
         task_failures::count(owner, S::NAME, Reason::DeadLettered);
         if !S::INBOX {
-            tracing::error!(
-                stage = S::NAME,
-                partition = delivery.partition,
-                offset = delivery.offset,
-                reason,
-                "a message was dead-lettered"
-            );
             if let Some(id) = message_id(delivery) {
                 self.publish(id, &dead).await;
             }

@@ -121,6 +121,12 @@ async fn a_due_window_becomes_one_file_and_the_schedule_moves_on() {
     assert_eq!(first["bytes"].as_u64(), Some(bytes.len() as u64));
     let mut reader = csv::Reader::from_reader(bytes.as_ref());
     assert_eq!(reader.records().count(), 1500);
+    // SPEC "Metrics": a scheduled export's rows count as a download's do (later windows may
+    // have added theirs already).
+    let id = tenant.id.to_string();
+    let labels = [("tenant", id.as_str()), ("format", "csv")];
+    let counted = crate::support::pipeline_metric("svc_audit_export_rows_total", &labels).await;
+    assert!(counted >= 1500.0, "{counted}");
     // Later windows follow, each starting where the last ended.
     let done = runs(&tenant, 2).await;
     assert_eq!(done[0]["windowFrom"], done[1]["windowTo"]);
