@@ -28,7 +28,7 @@ pub(crate) async fn create_version(
 ) -> Result<Response<HttpBody>, Error> {
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
     let value: Value = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let parsed = Body::parse(kind, value.clone()).map_err(|error| {
+    let parsed = Body::parse(kind, value).map_err(|error| {
         let path = body::pointer_of(error.path());
         Error::validation(Location::Body, path, error.into_inner().to_string())
     })?;
@@ -40,10 +40,14 @@ pub(crate) async fn create_version(
             .collect();
         return Err(Error::Validation(issues));
     }
+    // The version keeps the body as read: a member sent as `null` is absent, as the document
+    // describes it, and the answer and every later read say so.
+    let body = serde_json::to_value(&parsed)
+        .map_err(|error| Error::Internal(format!("a definition body: {error}")))?;
     let command = Command::CreateVersion {
         kind,
         key: key.to_owned(),
-        body: value,
+        body,
     };
     let Answer::Created(created) = commands::submit(state, origin, command).await? else {
         return Err(commands::mismatched("a version's creation"));

@@ -39,6 +39,28 @@ mod tests {
         assert_eq!(described, served);
     }
 
+    /// Every operation that reads a parameter or a body answers 400 `validation_error` when
+    /// one is malformed: the document says so for each (schemathesis holds the server to it).
+    #[test]
+    fn every_operation_that_reads_input_documents_its_400() {
+        let document: serde_json::Value =
+            serde_json::from_str(schema::OPENAPI).expect("openapi.json is JSON");
+        for (path, item) in document["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("path item") {
+                let reads_input = operation.get("requestBody").is_some()
+                    || operation["parameters"]
+                        .as_array()
+                        .is_some_and(|parameters| !parameters.is_empty());
+                if reads_input {
+                    assert!(
+                        operation["responses"].get("400").is_some(),
+                        "{method} {path} documents no 400"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_reference_resolves() {
         let document: serde_json::Value =

@@ -231,3 +231,26 @@ async fn definitions_need_their_permissions_and_stay_in_their_tenant() {
     let (status, _) = publish(&other, "rule", "pep", 1).await;
     assert_eq!(status, 404, "another tenant cannot publish it");
 }
+
+/// A member sent as `null` is read as absent, and the version keeps the body as read: the
+/// answer and every later read match the document's schema, which has no `null` there (found
+/// by schemathesis: `outputKey: null` came back as sent).
+#[tokio::test]
+async fn a_member_sent_as_null_is_kept_as_absent() {
+    let tenant = Tenant::new();
+    let body = json!({"steps": [
+        {"id": "review", "type": "open_case", "caseType": "manual", "priority": "low",
+         "slaHours": 4, "outputKey": null, "title": null, "when": null}
+    ]});
+    let (status, created) = create(&tenant, "workflow", "nulls", body).await;
+    assert_eq!(status, 201, "{created}");
+    let kept = json!({"steps": [
+        {"id": "review", "type": "open_case", "caseType": "manual", "priority": "low",
+         "slaHours": 4}
+    ]});
+    assert_eq!(created["body"], kept);
+    let (status, read) = tenant
+        .call(Method::GET, "/definitions/workflow/nulls/versions/1", None)
+        .await;
+    assert_eq!((status, &read["body"]), (200, &kept), "{read}");
+}
