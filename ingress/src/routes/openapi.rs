@@ -66,7 +66,9 @@ mod tests {
         let document: serde_json::Value =
             serde_json::from_str(schema::OPENAPI).expect("openapi.json is JSON");
         let text = schema::OPENAPI;
-        for piece in text.split("\"$ref\": \"#/").skip(1) {
+        let references = text.split("\"$ref\": \"#/").skip(1);
+        let links = text.split("\"operationRef\": \"#/").skip(1);
+        for piece in references.chain(links) {
             let pointer = format!("/{}", &piece[..piece.find('"').expect("closing quote")]);
             assert!(
                 document.pointer(&pointer).is_some(),
