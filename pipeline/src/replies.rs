@@ -24,13 +24,14 @@ impl Replies {
     }
 
     /// Publishes `reply`; a failure is logged, never returned (what it says is already durable).
-    pub(crate) async fn publish<A: Serialize>(&self, command_id: Uuid, reply: &Reply<A>) {
-        self.publish_all([(command_id, reply)]).await;
+    pub(crate) fn publish<A: Serialize>(&self, command_id: Uuid, reply: &Reply<A>) {
+        self.publish_all([(command_id, reply)]);
     }
 
-    /// Publishes a batch's replies in one round trip, so a Redis that answers slowly costs a
-    /// batch one wait, not one per command; a failure is logged, never returned.
-    pub(crate) async fn publish_all<'r, A: Serialize + 'r>(
+    /// Publishes a batch's replies in one round trip, on a task of its own: the stage goes on
+    /// at once, whatever Redis does (a waiter that hears nothing reads the inbox within a
+    /// second); a failure is logged, never returned.
+    pub(crate) fn publish_all<'r, A: Serialize + 'r>(
         &self,
         replies: impl IntoIterator<Item = (Uuid, &'r Reply<A>)>,
     ) {
@@ -50,9 +51,11 @@ impl Replies {
             return;
         }
         let mut connection = self.connection.clone();
-        let published: Result<(), _> = pipe.query_async(&mut connection).await;
-        if let Err(error) = published {
-            tracing::warn!(replies = count, %error, "replies not published");
-        }
+        tokio::spawn(async move {
+            let published: Result<(), _> = pipe.query_async(&mut connection).await;
+            if let Err(error) = published {
+                tracing::warn!(replies = count, %error, "replies not published");
+            }
+        });
     }
 }

@@ -75,7 +75,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let producer = topics::Producer::new(&config.kafka, "pipeline")?;
     let workers = Workers::default();
 
-    let connection = (|| redis::aio::ConnectionManager::new(redis.clone()))
+    let connection = (|| service::redis_connection::manager(redis.clone()))
         .retry(start_up_retry())
         .notify(|error, wait| tracing::warn!(%error, ?wait, "redis not reachable yet; retrying"))
         .await?;

@@ -257,12 +257,12 @@ impl<S: Stage> StageHandler<S> {
             .collect()
     }
 
-    async fn publish(&self, command_id: Uuid, reply: &Reply<AnswerOf<S>>) {
+    fn publish(&self, command_id: Uuid, reply: &Reply<AnswerOf<S>>) {
         if !S::REPLIES {
             return;
         }
         if let Some(replies) = &self.replies {
-            replies.publish(command_id, reply).await;
+            replies.publish(command_id, reply);
         }
     }
 }
@@ -297,7 +297,7 @@ impl<S: Stage> Handler for StageHandler<S> {
             .unzip();
         if let (true, Some(replies)) = (S::REPLIES, &self.replies) {
             let ids = batch.iter().map(|command| command.envelope.id);
-            replies.publish_all(ids.zip(&answers)).await;
+            replies.publish_all(ids.zip(&answers));
         }
         for (command, then) in batch.iter().zip(thens) {
             self.stage
@@ -332,7 +332,7 @@ impl<S: Stage> Handler for StageHandler<S> {
         task_failures::count(owner, S::NAME, Reason::DeadLettered);
         if !S::INBOX {
             if let Some(id) = message_id(delivery) {
-                self.publish(id, &dead).await;
+                self.publish(id, &dead);
             }
             return Ok(());
         }
@@ -341,11 +341,11 @@ impl<S: Stage> Handler for StageHandler<S> {
                 let reply = inbox::dead_lettered(&self.pool, Self::entry(&command), reason)
                     .await
                     .map_err(Error::into_handle_error)?;
-                self.publish(command.id, &reply).await;
+                self.publish(command.id, &reply);
             }
             Err(_) => {
                 if let Some(id) = message_id(delivery) {
-                    self.publish(id, &dead).await;
+                    self.publish(id, &dead);
                 }
             }
         }

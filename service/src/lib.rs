@@ -9,6 +9,8 @@
 //!   under a limit, request ids, bearer tokens, the error envelope and the one response writer.
 //! - [`health`]: liveness, readiness from named probes, the metrics exposition.
 //! - [`shutdown`]: the signal every listener and loop stops on.
+//! - `redis_connection` (cargo feature `redis`): Redis connections that fail fast while it is
+//!   away.
 //! - `storage` (cargo feature `storage`): object storage settings and the S3 client.
 //! - [`main`]: the `main` of every service, tying the above together.
 //! - `testing` (cargo feature `testing`): for the services' integration tests, a service started
@@ -21,6 +23,8 @@ pub mod config;
 pub mod health;
 pub mod http;
 mod process;
+#[cfg(feature = "redis")]
+pub mod redis_connection;
 pub mod shutdown;
 #[cfg(feature = "storage")]
 pub mod storage;

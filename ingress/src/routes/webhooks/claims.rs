@@ -76,7 +76,7 @@ impl EventClaims {
 
     async fn connection(&self) -> redis::RedisResult<ConnectionManager> {
         self.connection
-            .get_or_try_init(|| ConnectionManager::new(self.client.clone()))
+            .get_or_try_init(|| service::redis_connection::manager(self.client.clone()))
             .await
             .cloned()
     }
