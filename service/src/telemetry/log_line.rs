@@ -398,7 +398,7 @@ fn level_name(level: &tracing::Level) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::io;
     use std::sync::{Arc, Mutex};
 
@@ -408,7 +408,7 @@ mod tests {
     use super::*;
 
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl io::Write for Captured {
         fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {

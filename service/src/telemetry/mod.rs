@@ -4,6 +4,7 @@
 //! environment"); [`init`] configures everything from it.
 
 mod censor;
+mod log_filter;
 mod log_line;
 pub mod metrics;
 pub mod observed;
@@ -166,7 +167,7 @@ pub fn init(
             .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
     });
     tracing_subscriber::registry()
-        .with(logs.with_filter(settings.filter))
+        .with(logs.with_filter(log_filter::LogFilter::new(settings.filter)))
         .with(otel)
         .try_init()
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
