@@ -69,7 +69,8 @@ pub(crate) async fn send_and_wait<B: Message>(
 
 /// Waits for the outcome of `command_id`, produced after `waiter` began to wait: the reply
 /// over Redis, or else what `stored` reads of it (every [`INBOX_POLL`], and once more at the
-/// end of the wait). Still none after `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
+/// end of the wait; a read that fails counts as none yet). Still none after
+/// `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
 pub(crate) async fn outcome_of<A, Stored, Reading>(
     state: &State,
     mut waiter: Waiter,
@@ -83,23 +84,41 @@ where
 {
     let deadline = tokio::time::Instant::now() + state.config.command_wait;
     let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + INBOX_POLL, INBOX_POLL);
+    // The command is on the log: it will apply. A read of the inbox that fails or takes longer
+    // than a poll (the database is away: a connection waits out the pool's timeout) is a reply
+    // not known yet, never a 503, nor a wait past the deadline: a client told 503 retries, and a
+    // second `POST /cases` opens a second case. What the wait cannot learn ends in 504, which
+    // says so.
+    let read = || async {
+        match tokio::time::timeout(INBOX_POLL, stored()).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(error)) => {
+                tracing::debug!(%command_id, %error, "the inbox not read; waiting on");
+                None
+            }
+            Err(_) => {
+                tracing::debug!(%command_id, "the inbox not read within a poll; waiting on");
+                None
+            }
+        }
+    };
     let reply = loop {
         tokio::select! {
             reply = &mut waiter.reply => match reply {
                 Ok(payload) => break decoded(command_id, serde_json::from_slice(&payload))?,
                 // The sender went away without a reply: only the stored outcome can tell now.
-                Err(_) => match stored().await? {
+                Err(_) => match read().await {
                     Some(reply) => break reply,
                     None => tokio::time::sleep_until(deadline).await,
                 },
             },
             _ = poll.tick() => {
-                if let Some(reply) = stored().await? {
+                if let Some(reply) = read().await {
                     break reply;
                 }
             }
             () = tokio::time::sleep_until(deadline) => {
-                match stored().await? {
+                match read().await {
                     Some(reply) => break reply,
                     None => return Err(Error::CommandTimeout { command_id }),
                 }
