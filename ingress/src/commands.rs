@@ -22,6 +22,8 @@ use crate::state::State;
 
 /// How often a waiting route reads the inbox.
 const INBOX_POLL: Duration = Duration::from_secs(1);
+/// How long one read of the inbox may take before the wait goes on without it.
+const INBOX_READ: Duration = Duration::from_millis(500);
 
 /// What a route knows of the request that carries a command.
 #[derive(Debug, Clone, Copy)]
@@ -84,21 +86,23 @@ where
 {
     let deadline = tokio::time::Instant::now() + state.config.command_wait;
     let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + INBOX_POLL, INBOX_POLL);
-    // The command is on the log: it will apply. A read of the inbox that fails or takes longer
-    // than a poll (the database is away: a connection waits out the pool's timeout) is a reply
-    // not known yet, never a 503, nor a wait past the deadline: a client told 503 retries, and a
-    // second `POST /cases` opens a second case. What the wait cannot learn ends in 504, which
-    // says so.
+    // A slow read must not bring the next ones forward in a burst.
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The command is on the log: it will apply. A read of the inbox the database cannot answer
+    // (it is away: a connection waits out the pool's timeout) is a reply not known yet, bounded
+    // by [`INBOX_READ`], never a 503 nor a wait past the deadline: a client told 503 retries,
+    // and a second `POST /cases` opens a second case. What the wait cannot learn ends in 504,
+    // which says so. Any other error (a stored outcome this build cannot read) is answered.
     let read = || async {
-        match tokio::time::timeout(INBOX_POLL, stored()).await {
-            Ok(Ok(found)) => found,
-            Ok(Err(error)) => {
+        match tokio::time::timeout(INBOX_READ, stored()).await {
+            Ok(Err(Error::Unavailable(error))) => {
                 tracing::debug!(%command_id, %error, "the inbox not read; waiting on");
-                None
+                Ok(None)
             }
+            Ok(read) => read,
             Err(_) => {
-                tracing::debug!(%command_id, "the inbox not read within a poll; waiting on");
-                None
+                tracing::debug!(%command_id, "the inbox not read in time; waiting on");
+                Ok(None)
             }
         }
     };
@@ -106,19 +110,26 @@ where
         tokio::select! {
             reply = &mut waiter.reply => match reply {
                 Ok(payload) => break decoded(command_id, serde_json::from_slice(&payload))?,
-                // The sender went away without a reply: only the stored outcome can tell now.
-                Err(_) => match read().await {
+                // The sender went away without a reply: only the stored outcome can tell now
+                // (and the receiver, done, must not be polled again).
+                Err(_) => match read().await? {
                     Some(reply) => break reply,
-                    None => tokio::time::sleep_until(deadline).await,
+                    None => {
+                        tokio::time::sleep_until(deadline).await;
+                        match read().await? {
+                            Some(reply) => break reply,
+                            None => return Err(Error::CommandTimeout { command_id }),
+                        }
+                    }
                 },
             },
             _ = poll.tick() => {
-                if let Some(reply) = read().await {
+                if let Some(reply) = read().await? {
                     break reply;
                 }
             }
             () = tokio::time::sleep_until(deadline) => {
-                match read().await {
+                match read().await? {
                     Some(reply) => break reply,
                     None => return Err(Error::CommandTimeout { command_id }),
                 }

@@ -7,8 +7,9 @@ PROFILE="${STACK_PROFILE:-release}"
 source "$root/loadtests/runs/lib.sh"
 
 faults_pids=()
+INGRESS_PID=""
 faults_stop() {
-  for pid in "${faults_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${faults_pids[@]}" $INGRESS_PID; do kill -TERM "$pid" 2>/dev/null || true; done
   stop_stubs
 }
 trap faults_stop EXIT
@@ -21,7 +22,6 @@ start_ingress() {
     API_RATE_LIMIT_PER_MINUTE=0 METRICS_PORT=0 LOG_LEVEL=warn "$root/stack" run ingress \
     >>"$results/ingress.log" 2>&1 9>&- &
   INGRESS_PID=$!
-  faults_pids+=("$INGRESS_PID")
   API_URL="http://127.0.0.1:$port"
   for _ in $(seq 1 300); do
     curl -fsS -o /dev/null "$API_URL/health" 2>/dev/null && return

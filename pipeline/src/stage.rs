@@ -309,8 +309,8 @@ impl<S: Stage> Handler for StageHandler<S> {
         Ok(())
     }
 
-    /// A dead-lettered command (the consumer logged it) counts as a task failure; its reply is
-    /// recorded in the inbox (so a redelivery and a waiter
+    /// A dead-lettered command (the consumer logged it) counts as a task failure once reported;
+    /// its reply is recorded in the inbox (so a redelivery and a waiter
     /// that missed the message find it) and published. A message that does not decode has no
     /// tenant to record it under; its reply is only published, to the id in its headers. A
     /// stage without an inbox records nothing (the message stays on the dead-letter topic for
@@ -329,11 +329,13 @@ impl<S: Stage> Handler for StageHandler<S> {
             Ok(command) => Owner::Of(command.tenant),
             Err(_) => owner_of_undecoded(delivery.payload),
         };
-        task_failures::count(owner, S::NAME, Reason::DeadLettered);
+        // Counted once reported: the consumer calls again while the inbox cannot be written.
+        let counted = || task_failures::count(owner, S::NAME, Reason::DeadLettered);
         if !S::INBOX {
             if let Some(id) = message_id(delivery) {
                 self.publish(id, &dead);
             }
+            counted();
             return Ok(());
         }
         match decoded {
@@ -349,6 +351,7 @@ impl<S: Stage> Handler for StageHandler<S> {
                 }
             }
         }
+        counted();
         Ok(())
     }
 }

@@ -31,7 +31,8 @@ pub(crate) const INTERVAL_MS: u64 = 5_000;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// The last statistics of each client (by librdkafka's instance name), and when they came.
+/// The last statistics of each client (by its id, the `client` label: a client made again, as
+/// the admin client of a start-up retry is, replaces the one before), and when they came.
 static LATEST: LazyLock<Mutex<HashMap<String, (Instant, Statistics)>>> =
     LazyLock::new(Mutex::default);
 
@@ -51,7 +52,7 @@ pub(crate) fn keep(statistics: Statistics) {
     LATEST
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(statistics.name.clone(), (Instant::now(), statistics));
+        .insert(statistics.client_id.clone(), (Instant::now(), statistics));
 }
 
 /// The clients' last statistics in text exposition.

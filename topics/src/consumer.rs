@@ -469,13 +469,6 @@ impl Consumer {
                 return Ok(false);
             }
         }
-        tracing::error!(
-            topic = delivery.topic,
-            partition = delivery.partition,
-            offset = delivery.offset,
-            reason,
-            "a message was dead-lettered"
-        );
         metrics::counter!("consumer.dead_lettered", "topic" => delivery.topic.to_owned())
             .increment(1);
         let mut delays = self.retry.delays();

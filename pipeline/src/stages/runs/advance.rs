@@ -155,7 +155,8 @@ async fn begin_step(pool: &PgPool, run: &RunRow, step: &Step) -> Result<(), Erro
 }
 
 /// The step's output goes into the context and the run moves to the next step; a rule set's
-/// evaluation is recorded with the move, or not at all when the run moved on meanwhile.
+/// evaluation is recorded (and its decision counted in `svc.decision.count`) with the move, or
+/// not at all when the run moved on meanwhile.
 async fn finish_step(
     pool: &PgPool,
     run: &RunRow,
@@ -169,6 +170,17 @@ async fn finish_step(
             evaluation::record(&mut tx, run, step, evaluation).await?;
         }
         tx.commit().await?;
+        // Counted with the move, as it is recorded: once, however often the step ran.
+        if let Some(evaluation) = evaluation {
+            metrics::counter!(
+                "svc.decision.count",
+                "tenant" => run.tenant_id.to_string(),
+                "outcome" => evaluation.decision.as_str(),
+                "source" => "workflow",
+                "definition_key" => run.definition_key.clone(),
+            )
+            .increment(1);
+        }
     }
     Ok(())
 }

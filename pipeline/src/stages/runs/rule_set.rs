@@ -7,8 +7,9 @@
 //!
 //! Spans `rule_set.evaluate` (`svc.rule_set.key`, `.band`, `svc.rule.count`,
 //! `svc.rules.outcome`) and, inside, `rule.evaluate` per rule (`svc.rule.key`, `.type`,
-//! `.outcome`); metrics `svc.rule.evaluation.duration`, `svc.rule_set.evaluation.duration` and
-//! `svc.decision.count` (SPEC, Operations reference).
+//! `.outcome`); metrics `svc.rule.evaluation.duration` and `svc.rule_set.evaluation.duration`
+//! (SPEC, Operations reference); `svc.decision.count` once the run moves past the step
+//! (`advance`).
 
 use std::time::Instant;
 
@@ -125,14 +126,6 @@ async fn evaluate(
         "band" => decision.as_str(),
     )
     .record(elapsed_ms);
-    metrics::counter!(
-        "svc.decision.count",
-        "tenant" => run.tenant_id.to_string(),
-        "outcome" => decision.as_str(),
-        "source" => "workflow",
-        "definition_key" => run.definition_key.clone(),
-    )
-    .increment(1);
     let output = json!({
         "outcome": decision,
         "rules": evaluated.iter().map(EvaluatedRule::output).collect::<Vec<_>>(),
