@@ -39,3 +39,6 @@ pub use auth::permission::Role;
 pub use cli::main;
 pub use config::StorageConfig;
 pub use object_store::ObjectStore;
+/// The webhook fuzz target's way in (`ingress/fuzz`).
+#[cfg(fuzzing)]
+pub use routes::webhooks::fuzzing;

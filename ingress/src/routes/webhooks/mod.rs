@@ -17,6 +17,8 @@
 mod answers;
 mod claims;
 mod declared;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 mod output_schemas;
 mod request;
 mod sources;
