@@ -25,6 +25,7 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rdkafka::Statistics;
+use service::http::exposition::label_value;
 
 /// How often each client reports, when enabled.
 pub(crate) const INTERVAL_MS: u64 = 5_000;
@@ -83,7 +84,7 @@ impl Families {
     ) {
         let labels: Vec<String> = labels
             .iter()
-            .map(|(label, value)| format!("{label}=\"{}\"", escaped(value)))
+            .map(|(label, value)| format!("{label}=\"{}\"", label_value(value)))
             .collect();
         self.samples
             .entry((name, kind))
@@ -204,14 +205,6 @@ impl Families {
         }
         text
     }
-}
-
-/// A label value as the exposition format quotes it.
-fn escaped(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]

@@ -13,6 +13,14 @@ use hyper::body::Incoming;
 use super::{Route, Routed, Router, Unrouted, request_id, response};
 use crate::shutdown::CancellationToken;
 
+/// A label value as the text exposition quotes it.
+pub fn label_value(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 /// The only route of the listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct MetricsRoute;

@@ -14,6 +14,8 @@ use futures::future::BoxFuture;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Meter;
 
+use crate::http::exposition::label_value;
+
 /// How long a group's answer stands.
 const FRESH_FOR: Duration = Duration::from_secs(30);
 
@@ -167,18 +169,10 @@ fn exposition(text: &mut String, name: &str, labels: &[&str], points: &[(Vec<Str
         let pairs: Vec<String> = labels
             .iter()
             .zip(values)
-            .map(|(label, value)| format!("{label}=\"{}\"", escaped(value)))
+            .map(|(label, value)| format!("{label}=\"{}\"", label_value(value)))
             .collect();
         let _ = writeln!(text, "{name}{{{}}} {value}", pairs.join(","));
     }
-}
-
-/// A label value as the exposition format quotes it.
-fn escaped(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
