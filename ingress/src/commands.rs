@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use topics::{Envelope, Message, Outcome, Principal, PrincipalKind, Reply};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::auth::Principal as Caller;
@@ -39,14 +40,23 @@ pub(crate) async fn submit<B: Message>(
     origin: Origin<'_>,
     body: B,
 ) -> Result<B::Answer, Error> {
+    // The command's client span (SPEC "Traces": the engine calls' client spans carry the
+    // tenant): its trip over the log and the wait for its outcome. The stage's span continues
+    // it, so the trace reads request → command → stage → runner.
+    let span = tracing::info_span!(
+        "command.send",
+        otel.name = %format_args!("{} send", B::TOPIC.name),
+        otel.kind = "producer",
+        svc.tenant_id = %origin.caller.tenant,
+    );
     let envelope = Envelope::new(
         Some(origin.caller.tenant),
         principal_of(origin.caller),
         origin.request_id,
-        service::telemetry::traces::traceparent_of(&tracing::Span::current()),
+        service::telemetry::traces::traceparent_of(&span),
         body,
     );
-    match send_and_wait(state, &envelope).await? {
+    match send_and_wait(state, &envelope).instrument(span).await? {
         Outcome::Done { value } => Ok(value),
         Outcome::Refused(refusal) => Err(Error::Refused(refusal)),
     }
