@@ -2,11 +2,14 @@
 //! health. A separate socket with its own route enum, so no public route reaches it and back.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
 use service::health::{self, OperationalRoute};
+use service::http::observe;
 use service::http::{Body, Route, Routed, Router, bearer, request_id, response};
+use tracing::{Instrument, Span};
 
 use crate::error::{AuthFailure, Error};
 use crate::routes;
@@ -53,21 +56,40 @@ impl Route for InternalRoute {
     }
 }
 
+/// Answers one request of the internal listener. Like the public one, each request but health
+/// and metrics has its server span (continuing the runner's `traceparent`), an
+/// `http.server.request.duration` sample and an access line (SPEC "Traces", "Metrics").
 pub(crate) async fn handle(
     state: State,
     router: Arc<Router<InternalRoute>>,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let request_id = request_id::from_header(request.headers().get(request_id::HEADER));
-    let mut answer = route(&state, &router, &request)
-        .await
-        .unwrap_or_else(|error| {
-            if error.is_server_fault() {
-                tracing::error!(%error, requestId = %request_id, "internal request failed");
-            }
-            response::error(&error, &request_id)
-        });
+    let method = request.method().clone();
+    let label = match router.route(&method, request.uri().path()) {
+        Routed::Found(InternalRoute::Operational(_), _) => None,
+        Routed::Found(route, _) => Some(route.pattern()),
+        Routed::MethodNotAllowed { .. } | Routed::NotFound => Some("unmatched"),
+    };
+    let span = label
+        .map(|label| observe::request_span(&method, label, &request_id, request.headers(), None));
+    let started = Instant::now();
+    let routed = route(&state, &router, &request);
+    let result = match &span {
+        Some(span) => routed.instrument(span.clone()).await,
+        None => routed.await,
+    };
+    let mut answer = result.unwrap_or_else(|error| {
+        if error.is_server_fault() {
+            let parent = span.as_ref().and_then(Span::id);
+            tracing::error!(parent: parent, %error, requestId = %request_id, "internal request failed");
+        }
+        response::error(&error, &request_id)
+    });
     response::finish(&mut answer, &request_id);
+    if let (Some(span), Some(label)) = (&span, label) {
+        observe::finish(span, &method, label, answer.status(), started.elapsed());
+    }
     answer
 }
 

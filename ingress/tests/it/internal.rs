@@ -261,3 +261,35 @@ async fn document_fetches_refuse_every_token_but_the_calls_own() {
         }
     }
 }
+
+/// The internal listener's requests are measured as the public listener's are (SPEC "Metrics":
+/// `http.server.request.duration` by route and status), its health and metrics aside.
+#[tokio::test]
+async fn internal_requests_are_measured_and_its_health_is_not() {
+    let instance = Instance::start(&[]).await;
+    let http = client();
+    let unknown = instance.internal_url(&format!("/internal/app-modules/{}", "0".repeat(64)));
+    let anonymous = http.get(&unknown).send().await.expect("fetch");
+    assert_eq!(anonymous.status(), 401);
+    let health = http
+        .get(instance.internal_url("/health"))
+        .send()
+        .await
+        .expect("health");
+    assert_eq!(health.status(), 200);
+    let text = http
+        .get(instance.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    let counted = text.lines().find(|line| {
+        line.starts_with("http_server_request_duration_count{")
+            && line.contains("http_route=\"/internal/app-modules/{sha256}\"")
+            && line.contains("http_response_status_code=\"401\"")
+    });
+    assert!(counted.is_some_and(|line| line.ends_with(" 1")), "{text}");
+    assert!(!text.contains("http_route=\"/health\""), "{text}");
+}
