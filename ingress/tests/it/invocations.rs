@@ -430,14 +430,7 @@ async fn a_committed_change_shows_in_the_reads_that_follow() {
 
 /// `ingress_read_cache_lookups_total{outcome}` of `instance`.
 async fn cache_lookups(instance: &Instance, outcome: &str) -> u64 {
-    let text = client()
-        .get(instance.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = crate::support::metrics_at(&instance.url("/metrics")).await;
     let prefix = format!("ingress_read_cache_lookups_total{{outcome=\"{outcome}\"}} ");
     text.lines()
         .find_map(|line| line.strip_prefix(prefix.as_str()))

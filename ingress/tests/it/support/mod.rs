@@ -95,11 +95,16 @@ pub fn client() -> reqwest::Client {
 
 /// The stack's pipeline's `/metrics`, as text.
 pub async fn pipeline_metrics() -> String {
+    metrics_at(&format!("{}/metrics", stack().var("PIPELINE_METRICS_URL"))).await
+}
+
+/// The text exposition at `url`.
+pub async fn metrics_at(url: &str) -> String {
     client()
-        .get(format!("{}/metrics", stack().var("PIPELINE_METRICS_URL")))
+        .get(url)
         .send()
         .await
-        .expect("the pipeline's metrics")
+        .expect("metrics")
         .text()
         .await
         .expect("text")
@@ -124,7 +129,7 @@ pub async fn pipeline_metric(name: &str, labels: &[(&str, &str)]) -> f64 {
 }
 
 /// The value of the sample of `name` whose labels include all of `labels`, in exposition `text`.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
     text.lines()
         .filter_map(|line| line.strip_prefix(name)?.strip_prefix('{'))
