@@ -18,6 +18,8 @@ mod config;
 mod core_metrics;
 mod dispatch;
 mod error;
+#[cfg(feature = "failpoints")]
+mod failpoints;
 mod gauges;
 mod health;
 mod health_minutes;

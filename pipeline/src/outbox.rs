@@ -122,6 +122,7 @@ impl Relay {
             }
         }))
         .await?;
+        fail::fail_point!("outbox.after_send");
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         sqlx::query("DELETE FROM outbox WHERE id = ANY($1)")
             .bind(&ids)

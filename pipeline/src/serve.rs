@@ -50,6 +50,8 @@ fn start_up_retry() -> ExponentialBuilder {
 }
 
 async fn run(config: Config, process: Process) -> RunResult {
+    #[cfg(feature = "failpoints")]
+    let _failpoints = crate::failpoints::arm();
     let stop = process.stop;
     if let Some(port) = process.metrics_port {
         core_metrics::serve(port, stop.clone());
@@ -86,6 +88,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         replies: Replies::new(connection),
         workers: workers.clone(),
         stop: stop.clone(),
+        instance_id: config.group_instance_id.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;
     let backtests = Runner::new(&pool, config.backtest_pace, stop.clone());

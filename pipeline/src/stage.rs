@@ -240,7 +240,9 @@ impl<S: Stage> StageHandler<S> {
                     then: Some(applied.then),
                 });
             }
+            fail::fail_point!("stage.before_commit");
             tx.commit().await?;
+            fail::fail_point!("stage.after_commit");
         }
         for (i, first) in repeats {
             // The first copy was answered above (an earlier index).

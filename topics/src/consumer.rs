@@ -204,6 +204,12 @@ pub struct ConsumerOptions {
     /// How often stored offsets are committed to the broker.
     pub commit_interval: Duration,
     pub retry: RetryPolicy,
+    /// This member's name in the group when it is static (`group.instance.id`, KIP-345): a
+    /// member that restarts under the same name takes its partitions back at once, where a
+    /// new member waits until the group has given up on the dead one (the 6 s session). It
+    /// must be unique in the group and survive restarts (a StatefulSet pod's name); the
+    /// broker fences the older of two members that share it. `None`: a dynamic member.
+    pub instance_id: Option<String>,
 }
 
 /// A consumer of one topic in one group, with its dead-letter producer.
@@ -224,9 +230,8 @@ impl std::fmt::Debug for Consumer {
 
 impl Consumer {
     pub fn new(options: &ConsumerOptions) -> Result<Self, Error> {
-        let inner: StreamConsumer<Assignment> = options
-            .cluster
-            .client_config(&options.client_id)
+        let mut config = options.cluster.client_config(&options.client_id);
+        config
             .set("group.id", &options.group_id)
             .set("enable.auto.commit", "true")
             .set(
@@ -255,8 +260,11 @@ impl Consumer {
             // least brokers allow by default, `group.min.session.timeout.ms`) instead of
             // librdkafka's 45 s, so another worker takes over, or consumption resumes, sooner
             // (10 s made it 10.3 s after a broker's return: BENCHMARKS.md, "Broker loss").
-            .set("session.timeout.ms", "6000")
-            .create_with_context(Assignment::default())?;
+            .set("session.timeout.ms", "6000");
+        if let Some(instance) = &options.instance_id {
+            config.set("group.instance.id", instance);
+        }
+        let inner: StreamConsumer<Assignment> = config.create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
         let dead_letters = Producer::new(&options.cluster, &format!("{}-dlq", options.client_id))?;
         Ok(Self {
@@ -388,6 +396,7 @@ impl Consumer {
 
     /// Marks `message` and everything before it in its partition as done, for the next commit.
     fn store_offset(&self, message: &OwnedMessage) {
+        fail::fail_point!("consumer.before_offset_store");
         if let Err(error) =
             self.inner
                 .store_offset(message.topic(), message.partition(), message.offset())
@@ -395,6 +404,7 @@ impl Consumer {
             // The partition was revoked meanwhile; its new owner redelivers.
             tracing::warn!(topic = %self.topic, %error, "offset not stored");
         }
+        fail::fail_point!("consumer.after_offset_store");
     }
 
     /// Handles one message until it is applied or dead-lettered, shutdown comes during a retry,
