@@ -15,6 +15,9 @@ pub(crate) struct Config {
     pub(crate) database_pool_size: u32,
     pub(crate) redis_url: String,
     pub(crate) kafka: topics::Cluster,
+    /// `KAFKA_GROUP_INSTANCE_ID`: this worker's static name in its stages' consumer groups
+    /// ([`topics::ConsumerOptions::instance_id`]); unset, it joins as a new member each start.
+    pub(crate) group_instance_id: Option<String>,
     /// `/health`, `/health/ready`, `/healthz`, `/metrics` (`WORKER_HEALTH_HOST`/`_PORT`).
     pub(crate) health_addr: SocketAddr,
     /// The runner's `/v1/*` address and bearer (`APP_RUNNER_URL`, `APP_RUNNER_TOKEN`): without
@@ -47,6 +50,7 @@ impl Config {
         let database_pool_size = env.parsed("DATABASE_POOL_SIZE", 10u32);
         let redis_url = env.required("REDIS_URL");
         let kafka = topics::Cluster::read(env);
+        let group_instance_id = env.text("KAFKA_GROUP_INSTANCE_ID");
         let host = env.parsed("WORKER_HEALTH_HOST", IpAddr::from([0, 0, 0, 0]));
         let port = env.parsed("WORKER_HEALTH_PORT", 8082u16);
         let runner = env.text("APP_RUNNER_URL").zip(env.text("APP_RUNNER_TOKEN"));
@@ -74,6 +78,7 @@ impl Config {
             database_pool_size,
             redis_url,
             kafka,
+            group_instance_id,
             health_addr: SocketAddr::new(host, port),
             runner,
             secret_keys,

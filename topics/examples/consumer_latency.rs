@@ -43,6 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         client_id: "consumer-latency".into(),
         commit_interval: Duration::from_millis(500),
         retry: RetryPolicy::default(),
+        instance_id: None,
     })?;
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let handler = Noting(Arc::clone(&latencies));

@@ -27,7 +27,6 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use topics::catalogue::Topic;
 use topics::{Cluster, Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
@@ -43,6 +42,8 @@ pub(crate) struct Consuming {
     pub(crate) replies: Replies,
     pub(crate) workers: Workers,
     pub(crate) stop: CancellationToken,
+    /// This worker's static name in every stage's group (`KAFKA_GROUP_INSTANCE_ID`).
+    pub(crate) instance_id: Option<String>,
 }
 
 impl Consuming {
@@ -52,36 +53,29 @@ impl Consuming {
         let topic = <S::Body as Message>::TOPIC;
         let handler = StageHandler::new(stage, self.pool.clone(), Some(self.replies.clone()));
         let worker = self.workers.register(topic.name);
-        tokio::spawn(consume(
-            handler,
-            S::NAME,
-            topic,
-            self.cluster.clone(),
-            worker,
-            self.stop.clone(),
-        ))
+        let options = ConsumerOptions {
+            cluster: self.cluster.clone(),
+            group_id: format!("pipeline-{}", S::NAME),
+            topic: topic.name.to_owned(),
+            client_id: format!("pipeline-{}", S::NAME),
+            commit_interval: Duration::from_millis(500),
+            retry: RetryPolicy::default(),
+            // Each stage is a group of its own, so one name serves them all.
+            instance_id: self.instance_id.clone(),
+        };
+        tokio::spawn(consume(handler, options, worker, self.stop.clone()))
     }
 }
 
-/// Consumes `topic` with `handler` as the consumer group of stage `name` until `stop`, retrying
-/// the consumer's creation while the broker is away.
+/// Consumes with `handler` as `options` say until `stop`, retrying the consumer's creation
+/// while the broker is away.
 async fn consume(
     handler: impl Handler + 'static,
-    name: &'static str,
-    topic: Topic,
-    cluster: Cluster,
+    options: ConsumerOptions,
     worker: Worker,
     stop: CancellationToken,
 ) {
-    let options = ConsumerOptions {
-        cluster,
-        group_id: format!("pipeline-{name}"),
-        topic: topic.name.to_owned(),
-        client_id: format!("pipeline-{name}"),
-        commit_interval: Duration::from_millis(500),
-        retry: RetryPolicy::default(),
-    };
-    let topic = topic.name;
+    let topic = options.topic.as_str();
     let consumer = loop {
         match Consumer::new(&options) {
             Ok(consumer) => break consumer,

@@ -269,6 +269,7 @@ pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer
             min_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(50),
         },
+        instance_id: None,
     })
     .expect("consumer")
 }

@@ -217,6 +217,7 @@ pub fn consumer(cluster: &Cluster, topic: &str, group: &str) -> Consumer {
             min_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(50),
         },
+        instance_id: None,
     })
     .expect("consumer")
 }
