@@ -7,16 +7,16 @@
 //! (the time is printed; the suite asserts only that it happens).
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use service::testing::{ServiceProcess, repo_root, stack};
+use service::testing::ServiceProcess;
 use uuid::Uuid;
 
+use crate::support::backends::{Broker, Database};
 use crate::support::instance::Instance;
 use crate::support::{admin, client};
 
@@ -26,111 +26,6 @@ const WRITERS: usize = 4;
 const BEFORE: Duration = Duration::from_secs(5);
 const DOWN: Duration = Duration::from_secs(20);
 const AFTER: Duration = Duration::from_secs(30);
-
-/// A Kafka of the test's own, stopped (SIGTERM, then SIGKILL) when dropped.
-struct Broker {
-    dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl Broker {
-    fn start(dir: PathBuf) -> Self {
-        let child = Command::new(repo_root().join("stack"))
-            .args([
-                "kafka",
-                dir.to_str().expect("utf-8"),
-                &BROKER_PORT.to_string(),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("./stack kafka starts");
-        Self {
-            dir,
-            child: Some(child),
-        }
-    }
-
-    async fn wait_accepting(&self) {
-        // A JVM starting on two cores shared with the whole suite has taken over 90 s.
-        let deadline = Instant::now() + Duration::from_secs(180);
-        while tokio::net::TcpStream::connect(("127.0.0.1", BROKER_PORT))
-            .await
-            .is_err()
-        {
-            assert!(
-                Instant::now() < deadline,
-                "the broker did not start in 180 s"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Stops it as an operator does (SIGTERM: a controlled shutdown) and waits for the exit,
-    /// without holding up the test's other tasks (the writers keep writing meanwhile).
-    async fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(40);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-}
-
-impl Drop for Broker {
-    /// A test that failed first leaves its broker running: killed here.
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A database of the test's own on the stack's Postgres, dropped at the end, so the test's
-/// pipeline relays no other test's outbox rows to its broker.
-struct Database {
-    name: String,
-    url: String,
-}
-
-impl Database {
-    async fn create() -> Self {
-        let name = format!("broker_loss_{}", Uuid::new_v4().simple());
-        let stack_url = stack().var("DATABASE_URL");
-        let (server, _) = stack_url.rsplit_once('/').expect("a database name");
-        let pool = sqlx::PgPool::connect(stack_url).await.expect("postgres");
-        // The name is ours: a fixed prefix and a UUID's hex.
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&pool)
-            .await
-            .expect("database created");
-        Self {
-            url: format!("{server}/{name}"),
-            name,
-        }
-    }
-
-    async fn drop_now(self) {
-        let pool = sqlx::PgPool::connect(stack().var("DATABASE_URL"))
-            .await
-            .expect("postgres");
-        let drop = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        let _ = sqlx::query(sqlx::AssertSqlSafe(drop)).execute(&pool).await;
-    }
-}
 
 /// One write's answer.
 #[derive(Debug, Clone)]
@@ -145,11 +40,11 @@ struct Answer {
 
 #[tokio::test]
 async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_lost() {
-    let database = Database::create().await;
+    let database = Database::create("broker_loss").await;
     let dir = std::env::temp_dir().join(format!("broker-loss-{}", Uuid::new_v4().simple()));
-    let mut broker = Broker::start(dir.clone());
+    let mut broker = Broker::start(dir.clone(), BROKER_PORT);
     broker.wait_accepting().await;
-    let brokers = format!("127.0.0.1:{BROKER_PORT}");
+    let brokers = broker.address();
     let env = [
         ("DATABASE_URL", database.url.as_str()),
         ("KAFKA_BROKERS", brokers.as_str()),
@@ -199,7 +94,7 @@ async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_
         pipeline_named_broker |= names_broker(&pipeline.url("health", "/health/ready")).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let mut broker = Broker::start(dir);
+    let mut broker = Broker::start(dir, BROKER_PORT);
     broker.wait_accepting().await;
     let up_at = Instant::now();
     tokio::time::sleep(AFTER).await;

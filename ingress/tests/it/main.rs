@@ -28,6 +28,7 @@ mod request_id;
 mod runs;
 mod shutdown;
 mod support;
+mod traces;
 mod webhook_deliveries;
 mod webhook_endpoints;
 mod webhook_races;

@@ -2,11 +2,13 @@
 //! the tenant-isolation assertion later issues reuse.
 
 pub mod apps;
+pub mod backends;
 pub mod callbacks;
 pub mod documents;
 pub mod instance;
 pub mod isolation;
 pub mod modules;
+pub mod otlp;
 pub mod outbound;
 pub mod receiver;
 pub mod vendor;

@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 pub struct Received {
+    pub path: String,
     pub headers: HeaderMap,
     pub body: Bytes,
 }
@@ -53,7 +54,10 @@ struct Behaviour {
 /// A running receiver; it serves until the test ends.
 #[derive(Debug, Clone)]
 pub struct Receiver {
+    /// Where a tenant's endpoint points: a path and a query of the receiver's own.
     pub url: String,
+    /// `http://host:port` alone.
+    pub origin: String,
     received: Arc<Mutex<Vec<Received>>>,
     behaviour: Arc<Mutex<Behaviour>>,
 }
@@ -69,6 +73,7 @@ impl Receiver {
         let address = listener.local_addr().expect("address");
         let receiver = Self {
             url: format!("http://{address}/hooks/risk?token=receiver-own"),
+            origin: format!("http://{address}"),
             received: Arc::default(),
             behaviour: Arc::default(),
         };
@@ -129,6 +134,7 @@ impl Receiver {
             .map(|body| body.to_bytes())
             .unwrap_or_default();
         self.received.lock().expect("lock").push(Received {
+            path: parts.uri.path().to_owned(),
             headers: parts.headers,
             body,
         });

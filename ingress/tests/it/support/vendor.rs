@@ -1,5 +1,6 @@
-//! A fake vendor on loopback for the example app's asynchronous action: every `POST /sessions`
-//! opens a session with a fresh id (`{"sessionId": "vs-<uuid>"}`), as the vendor's API would.
+//! Fake vendors on loopback for the example app: for its asynchronous action every `POST
+//! /sessions` opens a session with a fresh id (`{"sessionId": "vs-<uuid>"}`), as the vendor's API
+//! would ([`start`]); for its synchronous one every request answers a score ([`scoring`]).
 
 use std::convert::Infallible;
 
@@ -14,6 +15,15 @@ use uuid::Uuid;
 
 /// The vendor's base URL (`config.baseUrl` of the install); it serves until the test ends.
 pub async fn start() -> String {
+    serve(|| format!(r#"{{"sessionId":"vs-{}"}}"#, Uuid::new_v4())).await
+}
+
+/// A vendor answering every request with a score, as the example app's `check` reads it.
+pub async fn scoring() -> String {
+    serve(|| r#"{"score":0.2}"#.to_owned()).await
+}
+
+async fn serve(answer: fn() -> String) -> String {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .expect("vendor binds");
@@ -24,10 +34,10 @@ pub async fn start() -> String {
                 return;
             };
             tokio::spawn(async move {
-                let service = service_fn(|_request: Request<hyper::body::Incoming>| async {
-                    let body = format!(r#"{{"sessionId":"vs-{}"}}"#, Uuid::new_v4());
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(body))))
-                });
+                let service =
+                    service_fn(move |_request: Request<hyper::body::Incoming>| async move {
+                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(answer()))))
+                    });
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
