@@ -11,6 +11,11 @@ Accepted answers and their effects:
   case 201      the case (its title is the request id) exists, once
   webhook 202   the event is recorded, and settled its session
 
+The outbox: every call that timed out (a timeout counts against the app's circuit) sent its
+outcome to the circuits stage through the outbox and its relay; the stage's inbox holds a row for
+each event it applied, so there are at least as many as timeouts (successes after a failure add
+more).
+
 Also counted, as the write path may apply them or not: answers 503/504 and requests that got no
 answer (status 0: the connection dropped, e.g. an ingress killed); those applied must be applied
 once. "Twice" anywhere is a failure: an audit action of one command recorded twice, an attempt
@@ -109,6 +114,23 @@ SELECT 'sessions settled twice', count(*) FROM (
 """
 
 
+# Outcomes that must have reached the circuits stage through the outbox, and the events it applied.
+CIRCUIT = """
+SELECT (SELECT count(*) FROM app_invocations
+        WHERE tenant_id = ANY(:'tenants'::uuid[]) AND workflow_run_id IS NOT NULL
+          AND status = 'timeout'),
+       (SELECT count(*) FROM inbox
+        WHERE tenant_id = ANY(:'tenants'::uuid[]) AND stage = 'circuits');
+"""
+
+
+def circuit_shortfall(variables):
+    """(timeouts, circuit events applied, how many timeouts have no event)."""
+    [[timeouts, applied]] = psql(CIRCUIT, variables=variables)
+    timeouts, applied = int(timeouts), int(applied)
+    return timeouts, applied, max(0, timeouts - applied)
+
+
 def main():
     path, prefix = sys.argv[1], sys.argv[2]
     tenants = "{" + ",".join(open(sys.argv[3]).read().split()) + "}"
@@ -121,13 +143,16 @@ def main():
     runs = [a for a in answers if a[0] == "run" and a[2] == 202]
     deadline = time.monotonic() + wait
     # Effects land after the answers: runs end, events settle. Wait until every accepted answer
-    # has its effect, or the count stops moving for a minute, or the wait is over.
+    # has its effect, or the count stops moving for two minutes (a run whose call timed out
+    # waits for its retry), or the wait is over.
     last, still = None, 0
     while True:
         rows = [row for row in psql(EFFECTS, load(answers), variables) if len(row) == 5]
         missing = sum(int(total) - int(found) for kind, status, total, found, _ in rows
                       if int(status) in ACCEPTED[kind])
-        if missing == 0 or time.monotonic() > deadline or still >= 30:
+        timeouts, circuit_events, unrelayed = circuit_shortfall(variables)
+        missing += unrelayed
+        if missing == 0 or time.monotonic() > deadline or still >= 60:
             break
         still = still + 1 if missing == last else 0
         last = missing
@@ -148,6 +173,10 @@ def main():
             lost += total - found
         label = f"{status}" + (" (accepted)" if accepted else "")
         print(f"| {kind} | {label} | {total:,} | {found:,} | {doubled} | {longest[(kind, status)]:,} |")
+    # A call that timed out, and its outcome applied by the circuits stage through the outbox.
+    print(f"| call outcome (outbox) | timeout | {timeouts:,} | {min(timeouts, circuit_events):,} "
+          f"| - | - |")
+    lost += unrelayed
     applied_twice = sum(int(n) for *_, n in twice) + sum(int(r[4]) for r in rows)
     for row in twice:
         print(f"  {' '.join(row[:-1])}: {row[-1]}")
