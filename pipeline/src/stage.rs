@@ -182,9 +182,25 @@ impl<S: Stage> StageHandler<S> {
         Ok(Decoded { envelope, span })
     }
 
-    /// Applies the batch once, in one transaction: each command answered before is answered
-    /// from the inbox, the others applied and their outcomes recorded.
+    /// Applies the batch once, in one transaction (its `db.transaction` span, from begin to
+    /// commit; each command's own statements run in the command's span, which its lines and
+    /// the stage's fields need): each command answered before is answered from the inbox, the
+    /// others applied and their outcomes recorded.
     async fn apply_once(
+        &self,
+        batch: &[Decoded<S::Body>],
+    ) -> Result<Vec<Done<AnswerOf<S>, S::Then>>, Error> {
+        let transaction = tracing::info_span!(
+            "db.transaction",
+            otel.kind = "client",
+            db.system.name = "postgresql",
+        );
+        self.apply_in_transaction(batch)
+            .instrument(transaction)
+            .await
+    }
+
+    async fn apply_in_transaction(
         &self,
         batch: &[Decoded<S::Body>],
     ) -> Result<Vec<Done<AnswerOf<S>, S::Then>>, Error> {

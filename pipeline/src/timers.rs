@@ -26,7 +26,8 @@ pub(crate) trait Timers: Send + Sync + 'static {
     type Command: Message;
     /// The principal the commands act as.
     const ACTOR: &'static str;
-    /// Selects up to `$1` due rows as `(row id, tenant, target)`, locked, skipping locked ones.
+    /// Selects up to `$1` due rows as `(row id, tenant, target, traceparent)`, locked, skipping
+    /// locked ones; the command continues the trace its `traceparent` names (NULL: none).
     const DUE: &'static str;
     /// Deletes the rows whose ids are `$1`.
     const SPENT: &'static str;
@@ -67,25 +68,25 @@ pub(crate) async fn relay<T: Timers>(
 
 async fn relay_due<T: Timers>(pool: &PgPool, producer: &Producer) -> Result<usize, Error> {
     let mut tx = pool.begin().await?;
-    let due: Vec<(Uuid, Uuid, Uuid)> = sqlx::query_as(T::DUE)
+    let due: Vec<(Uuid, Uuid, Uuid, Option<String>)> = sqlx::query_as(T::DUE)
         .bind(BATCH)
         .fetch_all(&mut *tx)
         .await?;
     if due.is_empty() {
         return Ok(0);
     }
-    try_join_all(due.iter().map(|(_, tenant, target)| {
+    try_join_all(due.iter().map(|(_, tenant, target, traceparent)| {
         let command = Envelope::new(
             Some(*tenant),
             Principal::system(T::ACTOR),
             Uuid::now_v7().to_string(),
-            None,
+            traceparent.clone(),
             T::command(*target),
         );
         async move { producer.send(&command).await }
     }))
     .await?;
-    let ids: Vec<Uuid> = due.iter().map(|(id, _, _)| *id).collect();
+    let ids: Vec<Uuid> = due.iter().map(|(id, ..)| *id).collect();
     sqlx::query(T::SPENT).bind(&ids).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(due.len())

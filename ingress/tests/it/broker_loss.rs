@@ -189,7 +189,7 @@ async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_
     broker.stop().await;
     drop(broker);
     pool.close().await;
-    database.drop_now().await;
+    drop(database);
 }
 
 async fn write(url: &str, token: &str, key: &str) -> Answer {

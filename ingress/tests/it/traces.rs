@@ -6,8 +6,12 @@
 //! A workflow run whose one step calls the example app, which calls its vendor, started with a
 //! `traceparent` of the test's, is one trace, each span under the one before:
 //! the request's server span (ingress) → the command's producer span `runs.commands send` → the
-//! runs stage's `runs apply` (pipeline) → `app.invoke` → the runner's server span → the vendor
-//! request's client span `vendor.request` (runner).
+//! runs stage's `runs apply` (pipeline; its `db.transaction` and `db.query` spans under it) →
+//! `app.invoke` → the runner's server span → the vendor request's client span `vendor.request`
+//! (runner). The vendor answers the first call too late, so the call times out and is retried:
+//! the run's timer carries the trace on (the resume's `runs apply` is under the first
+//! `app.invoke`), and so does the timeout's outcome on its way to the circuits stage through the
+//! outbox (`circuits apply`).
 
 use std::time::{Duration, Instant};
 
@@ -29,7 +33,8 @@ const WORKFLOW: &str = "traced";
 #[tokio::test]
 async fn a_run_is_one_trace_from_the_request_to_the_vendor() {
     let collector = Receiver::start().await;
-    let vendor = vendor::scoring().await;
+    // Past the example app's 5 s timeout for `check`.
+    let vendor = vendor::scoring(Duration::from_secs(6)).await;
     let database = Database::create("traces").await;
     let dir = std::env::temp_dir().join(format!("traces-{}", Uuid::new_v4().simple()));
     let broker = Broker::start(dir, BROKER_PORT);
@@ -109,41 +114,56 @@ async fn a_run_is_one_trace_from_the_request_to_the_vendor() {
     );
     let send = one(&spans, "ingress", "runs.commands send");
     assert_eq!(send.parent_span_id, request.span_id);
-    let apply = one(&spans, "pipeline", "runs apply");
+    let start = spans
+        .iter()
+        .find(|s| s.name == "runs apply" && s.parent_span_id == send.span_id)
+        .unwrap_or_else(|| panic!("the stage continues the command's span: {}", names(&spans)));
+    assert_eq!(start.service, "pipeline");
     assert_eq!(
-        apply.parent_span_id, send.span_id,
-        "the stage continues the command's span"
-    );
-    assert_eq!(
-        apply.attribute("svc.tenant_id"),
+        start.attribute("svc.tenant_id"),
         Some(tenant.to_string().as_str())
     );
-    let invoke = one(&spans, "pipeline", "app.invoke");
-    assert!(
-        descends(&spans, invoke, apply),
-        "app.invoke under the stage's span"
-    );
-    assert_eq!(invoke.attribute("svc.app.name"), Some("vendor-app"));
-    assert_eq!(invoke.attribute("svc.run_id"), Some(run_id.as_str()));
-    let served = spans
+    let transaction = spans
         .iter()
-        .find(|s| s.service == "runner" && s.name.starts_with("POST /v1/"))
-        .unwrap_or_else(|| panic!("the runner's server span: {}", names(&spans)));
+        .find(|s| s.name == "db.transaction" && s.parent_span_id == start.span_id)
+        .unwrap_or_else(|| panic!("the stage's transaction: {}", names(&spans)));
+    assert_eq!(transaction.attribute("db.system.name"), Some("postgresql"));
+    let statement = spans
+        .iter()
+        .find(|s| s.name == "db.query" && descends(&spans, s, start))
+        .unwrap_or_else(|| panic!("a statement of the stage: {}", names(&spans)));
+    assert_eq!(statement.attribute("db.system.name"), Some("postgresql"));
     assert!(
-        descends(&spans, served, invoke),
-        "the runner continues app.invoke"
+        statement
+            .attribute("db.query.text")
+            .is_some_and(|text| !text.is_empty())
     );
-    let vendor_request = one(&spans, "runner", "vendor.request");
-    assert!(
-        descends(&spans, vendor_request, served),
-        "the vendor request under the runner's server span"
+
+    // The first call: it timed out at the runner, and its outcome went on to the circuits stage.
+    let first = stage_child(&spans, "app.invoke", start);
+    assert_eq!(first.service, "pipeline");
+    assert_eq!(first.attribute("svc.app.name"), Some("vendor-app"));
+    assert_eq!(first.attribute("svc.run_id"), Some(run_id.as_str()));
+    let served = under(&spans, "POST /v1/invoke", first);
+    assert_eq!(served.service, "runner", "the runner continues app.invoke");
+    under(&spans, "circuits apply", first);
+
+    // The retry: the run's timer resumed it in the first call's trace.
+    let resume = under(&spans, "runs apply", first);
+    let second = stage_child(&spans, "app.invoke", resume);
+    let served = under(&spans, "POST /v1/invoke", second);
+    let vendor_request = under(&spans, "vendor.request", served);
+    assert_eq!(vendor_request.service, "runner");
+    assert_eq!(
+        vendor_request.attribute("server.address"),
+        Some("127.0.0.1")
     );
 
     drop(pipeline);
     drop(runner);
     drop(api);
     drop(broker);
-    database.drop_now().await;
+    drop(database);
 }
 
 /// The catalogue's example app, once the API has published it into the test's database.
@@ -224,25 +244,72 @@ async fn ended(api: &Instance, token: &str, run_id: &str) -> Value {
     }
 }
 
-/// The trace's spans once its last one (the vendor request's) and the stage's arrived.
+/// The trace's spans once the retry's vendor request and the circuits stage's span arrived
+/// (each process exports its own, every 200 ms).
 async fn whole_trace(collector: &Receiver, trace: &[u8]) -> Vec<ExportedSpan> {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let spans: Vec<ExportedSpan> = otlp::spans(collector)
             .into_iter()
             .filter(|s| s.trace_id == trace)
             .collect();
-        let has = |name: &str| spans.iter().any(|s| s.name == name);
-        if has("vendor.request") && has("runs apply") && has("POST /workflow-runs") {
+        let count = |name: &str| spans.iter().filter(|s| s.name == name).count();
+        if count("runs apply") >= 2
+            && count("app.invoke") >= 2
+            && count("POST /v1/invoke") >= 2
+            && count("circuits apply") >= 1
+            && count("vendor.request") >= 1
+            && count("POST /workflow-runs") == 1
+        {
             return spans;
         }
         assert!(
             Instant::now() < deadline,
-            "the trace is incomplete after 30 s: {}",
+            "the trace is incomplete after 60 s: {}",
             names(&spans)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The span named `name` whose nearest stage span (`runs apply`) is `stage`: its own, not one
+/// of a later command of the run that also descends from it.
+fn stage_child<'a>(
+    spans: &'a [ExportedSpan],
+    name: &str,
+    stage: &ExportedSpan,
+) -> &'a ExportedSpan {
+    spans
+        .iter()
+        .find(|s| {
+            s.name == name
+                && nearest(spans, s, &stage.name).is_some_and(|n| n.span_id == stage.span_id)
+        })
+        .unwrap_or_else(|| panic!("no {name} of that {}: {}", stage.name, names(spans)))
+}
+
+/// The closest ancestor of `span` named `name`.
+fn nearest<'a>(
+    spans: &'a [ExportedSpan],
+    span: &ExportedSpan,
+    name: &str,
+) -> Option<&'a ExportedSpan> {
+    let mut at = spans.iter().find(|s| s.span_id == span.parent_span_id)?;
+    for _ in 0..spans.len() {
+        if at.name == name {
+            return Some(at);
+        }
+        at = spans.iter().find(|s| s.span_id == at.parent_span_id)?;
+    }
+    None
+}
+
+/// The span named `name` under `ancestor`.
+fn under<'a>(spans: &'a [ExportedSpan], name: &str, ancestor: &ExportedSpan) -> &'a ExportedSpan {
+    spans
+        .iter()
+        .find(|s| s.name == name && s.span_id != ancestor.span_id && descends(spans, s, ancestor))
+        .unwrap_or_else(|| panic!("no {name} under {}: {}", ancestor.name, names(spans)))
 }
 
 fn one<'a>(spans: &'a [ExportedSpan], service: &str, name: &str) -> &'a ExportedSpan {

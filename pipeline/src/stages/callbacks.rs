@@ -346,14 +346,17 @@ async fn settle(
     .fetch_one(&mut **tx)
     .await?;
     if let Some(run_id) = session.workflow_run_id {
+        // The run's resume continues the webhook's trace.
+        let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
         sqlx::query(
-            "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
-             SELECT $1, $2, $3, now(), 'callback' \
+            "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
+             SELECT $1, $2, $3, now(), 'callback', $4 \
              WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE id = $3)",
         )
         .bind(Uuid::now_v7())
         .bind(tenant)
         .bind(run_id)
+        .bind(traceparent)
         .execute(&mut **tx)
         .await?;
     }

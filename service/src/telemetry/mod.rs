@@ -4,6 +4,7 @@
 //! environment"); [`init`] configures everything from it.
 
 mod censor;
+mod db_spans;
 mod log_filter;
 mod log_line;
 pub mod metrics;
@@ -166,11 +167,19 @@ pub fn init(
             .with_tracer(traces::tracer(provider, service))
             .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
     });
+    let db_queries = tracer_provider
+        .as_ref()
+        .map(|provider| db_spans::DbQuerySpans::new(traces::tracer(provider, service)));
+    let db_dispatch = db_queries.as_ref().map(db_spans::DbQuerySpans::dispatch);
     tracing_subscriber::registry()
         .with(logs.with_filter(log_filter::LogFilter::new(settings.filter)))
         .with(otel)
+        .with(db_queries.map(|layer| layer.with_filter(db_spans::statements())))
         .try_init()
         .map_err(|e| Error::AlreadyInstalled(e.to_string()))?;
+    if let Some(cell) = db_dispatch {
+        tracing::dispatcher::get_default(|dispatch| cell.set(dispatch.downgrade()).ok());
+    }
 
     if settings.metrics_port.is_some() || meter_provider.is_some() {
         use opentelemetry::metrics::MeterProvider as _;

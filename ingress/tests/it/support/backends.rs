@@ -111,12 +111,24 @@ impl Database {
             name,
         }
     }
+}
 
-    pub async fn drop_now(self) {
-        let pool = sqlx::PgPool::connect(stack().var("DATABASE_URL"))
-            .await
-            .expect("postgres");
+impl Drop for Database {
+    /// Dropped with the test, passed or failed (`WITH (FORCE)`: the test's services may still
+    /// hold connections). On a thread of its own: a test's runtime cannot block on it.
+    fn drop(&mut self) {
         let drop = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        let _ = sqlx::query(sqlx::AssertSqlSafe(drop)).execute(&pool).await;
+        let dropping = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                if let Ok(pool) = sqlx::PgPool::connect(stack().var("DATABASE_URL")).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(drop)).execute(&pool).await;
+                }
+            });
+        });
+        let _ = dropping.join();
     }
 }

@@ -62,14 +62,18 @@ pub(super) async fn apply(
            RETURNING workflow_run_id, action, \
              extract(epoch FROM completed_at - created_at)::float8 AS waited), \
          resumed AS ( \
-           INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
-           SELECT gen_random_uuid(), $1, r.id, now(), 'callback' FROM workflow_runs r \
+           INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
+           SELECT gen_random_uuid(), $1, r.id, now(), 'callback', $4 FROM workflow_runs r \
            WHERE r.id IN (SELECT workflow_run_id FROM failed) RETURNING 1) \
          SELECT action, waited FROM failed",
     )
     .bind(tenant)
     .bind(name)
     .bind(UNINSTALLED)
+    // The runs' resumes continue the uninstall's trace.
+    .bind(service::telemetry::traces::traceparent_of(
+        &tracing::Span::current(),
+    ))
     .fetch_all(&mut **tx)
     .await?;
     // Before the commit, as a cancel's run duration: a redelivery may count a session twice,

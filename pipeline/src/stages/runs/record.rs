@@ -86,13 +86,17 @@ pub(crate) async fn attempt(
             verdict,
             trial,
         };
-        let envelope = Envelope::new(
+        // The circuits stage's span continues the call's.
+        let mut envelope = Envelope::new(
             Some(call.tenant),
             Principal::system("runs"),
             call.request_id,
-            None,
+            service::telemetry::traces::traceparent_of(&tracing::Span::current()),
             event,
         );
+        // The attempt's id (its invocation record's) names its outcome: the circuits stage's
+        // inbox knows a relayed copy by it, and an operator finds the outcome of an attempt.
+        envelope.id = attempt.call_id;
         outbox::write(&mut tx, &envelope).await?;
     }
     if let Some(due) = due {
@@ -213,15 +217,17 @@ pub(crate) async fn settled(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Re
 /// A call waiting for its retry has a timer to resume it: the one its record wrote, unless a
 /// timer fired early by the broker's clock and was spent, in which case another is set.
 pub(crate) async fn keep_timer(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Result<(), Error> {
+    let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
     sqlx::query(
-        "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
-         SELECT $1, $2, $3, $4, 'retry' \
+        "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
+         SELECT $1, $2, $3, $4, 'retry', $5 \
          WHERE NOT EXISTS (SELECT 1 FROM run_timers WHERE run_id = $3)",
     )
     .bind(Uuid::now_v7())
     .bind(call.tenant)
     .bind(call.run_id)
     .bind(row.next_attempt_at)
+    .bind(traceparent)
     .execute(pool)
     .await?;
     Ok(())
@@ -390,15 +396,18 @@ async fn insert_timer(
     due: chrono::DateTime<chrono::Utc>,
     purpose: &str,
 ) -> Result<(), Error> {
+    // The resume continues the call's trace (a retry, a callback's deadline: seconds to hours).
+    let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
     sqlx::query(
-        "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose) \
-         VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(Uuid::now_v7())
     .bind(call.tenant)
     .bind(call.run_id)
     .bind(due)
     .bind(purpose)
+    .bind(traceparent)
     .execute(&mut **tx)
     .await?;
     Ok(())
