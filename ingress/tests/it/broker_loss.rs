@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use service::testing::ServiceProcess;
 use uuid::Uuid;
 
-use crate::support::backends::{Broker, Database};
+use crate::support::backends::{Broker, BrokerTurn, Database};
 use crate::support::instance::Instance;
 use crate::support::{admin, client};
 
@@ -40,6 +40,7 @@ struct Answer {
 
 #[tokio::test]
 async fn writes_answer_503_while_the_broker_is_away_and_nothing_acknowledged_is_lost() {
+    let _turn = BrokerTurn::take().await;
     let database = Database::create("broker_loss").await;
     let dir = std::env::temp_dir().join(format!("broker-loss-{}", Uuid::new_v4().simple()));
     let mut broker = Broker::start(dir.clone(), BROKER_PORT);

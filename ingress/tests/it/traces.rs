@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use service::testing::ServiceProcess;
 use uuid::Uuid;
 
-use crate::support::backends::{Broker, Database};
+use crate::support::backends::{Broker, BrokerTurn, Database};
 use crate::support::instance::Instance;
 use crate::support::otlp::{self, ExportedSpan};
 use crate::support::receiver::Receiver;
@@ -32,6 +32,7 @@ const WORKFLOW: &str = "traced";
 
 #[tokio::test]
 async fn a_run_is_one_trace_from_the_request_to_the_vendor() {
+    let _turn = BrokerTurn::take().await;
     let collector = Receiver::start().await;
     // Past the example app's 5 s timeout for `check`.
     let vendor = vendor::scoring(Duration::from_secs(6)).await;

@@ -9,6 +9,32 @@ use std::time::{Duration, Instant};
 use service::testing::{repo_root, stack};
 use uuid::Uuid;
 
+/// A turn at running a broker of one's own: one test at a time, across test processes (nextest)
+/// and checkouts on one machine. Two JVMs starting together beside the suite on two cores have
+/// taken over 180 s; one alone takes seconds. Held for the whole test (a test may restart its
+/// broker).
+pub struct BrokerTurn {
+    _lock: std::fs::File,
+}
+
+impl BrokerTurn {
+    pub async fn take() -> Self {
+        let path = std::env::temp_dir().join("apps-platform-test-broker.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .expect("broker lock file");
+        let file = tokio::task::spawn_blocking(move || {
+            file.lock().expect("broker lock");
+            file
+        })
+        .await
+        .expect("lock task");
+        Self { _lock: file }
+    }
+}
+
 /// A Kafka of the test's own (`./stack kafka DIR PORT`), stopped (SIGTERM, then SIGKILL) when
 /// dropped.
 pub struct Broker {
