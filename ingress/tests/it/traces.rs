@@ -26,8 +26,9 @@ use crate::support::otlp::{self, ExportedSpan};
 use crate::support::receiver::Receiver;
 use crate::support::{admin, client, vendor};
 
-/// The test's broker: a port pair of its own beside the stack's (59092) and broker_loss's (59192).
-const BROKER_PORT: u16 = 59292;
+/// The test's broker: a port pair of its own beside broker_loss's (29192), below the kernel's
+/// ephemeral range, where one of the suite's connections took it.
+const BROKER_PORT: u16 = 29292;
 const WORKFLOW: &str = "traced";
 
 #[tokio::test]
@@ -38,7 +39,7 @@ async fn a_run_is_one_trace_from_the_request_to_the_vendor() {
     let vendor = vendor::scoring(Duration::from_secs(6)).await;
     let database = Database::create("traces").await;
     let dir = std::env::temp_dir().join(format!("traces-{}", Uuid::new_v4().simple()));
-    let broker = Broker::start(dir, BROKER_PORT);
+    let mut broker = Broker::start(dir, BROKER_PORT);
     broker.wait_accepting().await;
     let brokers = broker.address();
     let env = [

@@ -47,10 +47,18 @@ impl Broker {
     /// Starts one keeping its data in `dir` (a restart on the same `dir` finds its topics), on
     /// `port` (and `port + 1`, its controller's).
     pub fn start(dir: PathBuf, port: u16) -> Self {
+        std::fs::create_dir_all(&dir).expect("broker dir");
+        // The broker's own lines (it logs to standard output), for a test whose broker did not
+        // start to say why.
+        let output = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("broker.out"))
+            .expect("broker output file");
         let child = Command::new(repo_root().join("stack"))
             .args(["kafka", dir.to_str().expect("utf-8"), &port.to_string()])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(output)
             .stderr(Stdio::inherit())
             .spawn()
             .expect("./stack kafka starts");
@@ -66,19 +74,31 @@ impl Broker {
         format!("127.0.0.1:{}", self.port)
     }
 
-    pub async fn wait_accepting(&self) {
+    pub async fn wait_accepting(&mut self) {
         // A JVM starting on two cores shared with the whole suite has taken over 90 s.
         let deadline = Instant::now() + Duration::from_secs(180);
         while tokio::net::TcpStream::connect(("127.0.0.1", self.port))
             .await
             .is_err()
         {
+            let ended = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
             assert!(
-                Instant::now() < deadline,
-                "the broker did not start in 180 s"
+                Instant::now() < deadline && ended.is_none(),
+                "the broker did not start in 180 s (ended: {ended:?}); its last lines:\n{}",
+                self.last_lines()
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The end of what the broker wrote.
+    fn last_lines(&self) -> String {
+        let output = std::fs::read_to_string(self.dir.join("broker.out")).unwrap_or_default();
+        let start = output.len().saturating_sub(4000);
+        output[output.ceil_char_boundary(start)..].to_owned()
     }
 
     /// Stops it as an operator does (SIGTERM: a controlled shutdown) and waits for the exit,
