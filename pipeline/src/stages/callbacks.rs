@@ -347,7 +347,7 @@ async fn settle(
     .await?;
     if let Some(run_id) = session.workflow_run_id {
         // The run's resume continues the webhook's trace.
-        let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
+        let traceparent = service::telemetry::traces::current_traceparent();
         sqlx::query(
             "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
              SELECT $1, $2, $3, now(), 'callback', $4 \

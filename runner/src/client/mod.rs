@@ -215,9 +215,7 @@ impl RunnerClient {
             .bearer_auth(&self.token)
             .header("x-request-id", request_id);
         // The caller's trace goes on into the runner's server span (and its vendor requests).
-        if let Some(traceparent) =
-            service::telemetry::traces::traceparent_of(&tracing::Span::current())
-        {
+        if let Some(traceparent) = service::telemetry::traces::current_traceparent() {
             request = request.header("traceparent", traceparent);
         }
         let response = request

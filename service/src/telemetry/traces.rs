@@ -117,6 +117,12 @@ pub(crate) fn exported_ids(id: &tracing::span::Id) -> Option<(String, String)> {
     })
 }
 
+/// The `traceparent` to send on behalf of the current span (see [`traceparent_of`]): what a
+/// command, an event or a timer written now carries so its work continues this trace.
+pub fn current_traceparent() -> Option<String> {
+    traceparent_of(&Span::current())
+}
+
 /// The `traceparent` to send on behalf of `span` (over Kafka or HTTP): its own context when
 /// spans are exported, else the remote context it continues; `None` without either.
 pub fn traceparent_of(span: &Span) -> Option<String> {

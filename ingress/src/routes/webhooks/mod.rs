@@ -319,7 +319,7 @@ async fn record(
         Some(target.tenant_id),
         Principal::system("vendor-webhook"),
         request_id,
-        service::telemetry::traces::traceparent_of(&tracing::Span::current()),
+        service::telemetry::traces::current_traceparent(),
         event,
     );
     let waiter = state.replies.wait_for(envelope.id);

@@ -71,9 +71,7 @@ pub(super) async fn apply(
     .bind(name)
     .bind(UNINSTALLED)
     // The runs' resumes continue the uninstall's trace.
-    .bind(service::telemetry::traces::traceparent_of(
-        &tracing::Span::current(),
-    ))
+    .bind(service::telemetry::traces::current_traceparent())
     .fetch_all(&mut **tx)
     .await?;
     // Before the commit, as a cancel's run duration: a redelivery may count a session twice,

@@ -91,7 +91,7 @@ pub(crate) async fn attempt(
             Some(call.tenant),
             Principal::system("runs"),
             call.request_id,
-            service::telemetry::traces::traceparent_of(&tracing::Span::current()),
+            service::telemetry::traces::current_traceparent(),
             event,
         );
         // The attempt's id (its invocation record's) names its outcome: the circuits stage's
@@ -217,7 +217,7 @@ pub(crate) async fn settled(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Re
 /// A call waiting for its retry has a timer to resume it: the one its record wrote, unless a
 /// timer fired early by the broker's clock and was spent, in which case another is set.
 pub(crate) async fn keep_timer(pool: &PgPool, call: &Call<'_>, row: &CallRow) -> Result<(), Error> {
-    let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
+    let traceparent = service::telemetry::traces::current_traceparent();
     sqlx::query(
         "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
          SELECT $1, $2, $3, $4, 'retry', $5 \
@@ -397,7 +397,7 @@ async fn insert_timer(
     purpose: &str,
 ) -> Result<(), Error> {
     // The resume continues the call's trace (a retry, a callback's deadline: seconds to hours).
-    let traceparent = service::telemetry::traces::traceparent_of(&tracing::Span::current());
+    let traceparent = service::telemetry::traces::current_traceparent();
     sqlx::query(
         "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
          VALUES ($1, $2, $3, $4, $5, $6)",
