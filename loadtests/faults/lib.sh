@@ -1,5 +1,6 @@
-# Shared by the fault runs (loadtests/faults/*): an ingress of their own, the tenants and data
-# mixed.js needs, the load itself, readiness read every second, and the fault's timeline.
+# Shared by the fault runs (loadtests/faults/*): an ingress and a pipeline of their own, the
+# tenants and data mixed.js needs, the load itself, readiness read every second, and the fault's
+# timeline.
 # shellcheck shell=bash
 
 PROFILE="${STACK_PROFILE:-release}"
@@ -29,6 +30,39 @@ start_ingress() {
   done
   echo "faults: ingress did not start on $port" >&2
   exit 1
+}
+
+# A pipeline of the stack's build in place of the stack's own (stop_stack_pipeline first: the
+# faults hit the one pipeline there is), a static member `$1` of its groups (empty: a new member
+# each start), with FAILPOINTS `$2` (a test build's), its `/healthz` on port `$3` (0: none).
+# `exec` all the way down (`./stack run` execs the binary): PIPELINE_PID is the pipeline's. A
+# crash is an abort: no core files (a debug binary's each).
+PIPELINE_PID=""
+start_pipeline() { # group-instance-id [failpoints [health port]]
+  (unset API_URL TARGET; ulimit -c 0; STACK_PROFILE="$PROFILE" FAILPOINTS="${2:-}" \
+    KAFKA_GROUP_INSTANCE_ID="$1" METRICS_PORT=0 WORKER_HEALTH_PORT="${3:-0}" LOG_LEVEL=warn \
+    exec "$root/stack" run pipeline) >>"$results/pipeline.log" 2>&1 9>&- &
+  PIPELINE_PID=$!
+}
+
+# Stops `$1` (SIGTERM, SIGKILL after 60 s) and waits until it is gone.
+stop_process() {
+  local waited=0
+  [[ -n "$1" ]] || return 0
+  while kill -0 "$1" 2>/dev/null; do
+    if ((waited < 300)); then kill -TERM "$1" 2>/dev/null || true; else kill -KILL "$1" 2>/dev/null || true; fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+}
+stop_pipeline() { stop_process "$PIPELINE_PID"; }
+stop_stack_pipeline() { stop_process "$(cat "$root/.stack/run/pipeline.pid" 2>/dev/null || true)"; }
+
+# Our pipeline stopped, the stack's started again (`./stack up`, with the caller's STACK_PROFILE
+# and STACK_BUILD_TESTS: the build it was), its output in `$1`.
+restore_stack() { # log file
+  stop_pipeline
+  (unset API_URL TARGET; "$root/stack" up) >>"$1" 2>&1 9>&- || true
 }
 
 admin_token() { # tenant
