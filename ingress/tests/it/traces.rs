@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use service::testing::ServiceProcess;
 use uuid::Uuid;
 
+use crate::support::apps::{answer, call_url};
 use crate::support::backends::{Broker, BrokerTurn, Database};
 use crate::support::instance::Instance;
 use crate::support::otlp::{self, ExportedSpan};
@@ -198,13 +199,7 @@ async fn request(
     path: String,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = client().request(method, api.url(&path)).bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    call_url(token, method, api.url(&path), body).await
 }
 
 async fn start_run(api: &Instance, token: &str, traceparent: &str) -> String {
@@ -219,8 +214,7 @@ async fn start_run(api: &Instance, token: &str, traceparent: &str) -> String {
         .send()
         .await
         .expect("request");
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
+    let (status, body) = answer(response).await;
     assert_eq!(status, 202, "{body}");
     body["id"].as_str().expect("run id").to_owned()
 }

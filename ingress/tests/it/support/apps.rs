@@ -106,16 +106,25 @@ pub async fn call_with(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = client()
-        .request(method, stack().api(path))
-        .bearer_auth(token);
+    call_url(token, method, stack().api(path), body).await
+}
+
+/// `call_with` at a whole URL: an API instance of a test's own.
+pub async fn call_url(
+    token: &str,
+    method: Method,
+    url: String,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = client().request(method, url).bearer_auth(token);
     if let Some(body) = body {
         request = request.json(&body);
     }
     answer(request.send().await.expect("request")).await
 }
 
-async fn answer(response: reqwest::Response) -> (u16, Value) {
+/// A response's status and JSON body (`null` when it has none).
+pub async fn answer(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let body = response.json().await.unwrap_or(Value::Null);
     (status, body)
