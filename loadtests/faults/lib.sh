@@ -34,9 +34,10 @@ start_ingress() {
 
 # A pipeline of the stack's build in place of the stack's own (stop_stack_pipeline first: the
 # faults hit the one pipeline there is), a static member `$1` of its groups (empty: a new member
-# each start), with FAILPOINTS `$2` (a test build's), its `/healthz` on port `$3` (0: none).
-# `exec` all the way down (`./stack run` execs the binary): PIPELINE_PID is the pipeline's. A
-# crash is an abort: no core files (a debug binary's each).
+# each start), with FAILPOINTS `$2` (a test build's), its `/healthz` on port `$3` (0, the
+# default: a port the kernel picks, which the script does not read). `exec` all the way down
+# (`./stack run` execs the binary): PIPELINE_PID is the pipeline's. A crash is an abort: no core
+# files (a debug binary's each).
 PIPELINE_PID=""
 start_pipeline() { # group-instance-id [failpoints [health port]]
   (unset API_URL TARGET; ulimit -c 0; STACK_PROFILE="$PROFILE" FAILPOINTS="${2:-}" \
@@ -45,7 +46,8 @@ start_pipeline() { # group-instance-id [failpoints [health port]]
   PIPELINE_PID=$!
 }
 
-# Stops `$1` (SIGTERM, SIGKILL after 60 s) and waits until it is gone.
+# Stops `$1` (SIGTERM, SIGKILL after 60 s) and waits until it is gone; one of our jobs is reaped
+# quietly (bash would print a killed job's line).
 stop_process() {
   local waited=0
   [[ -n "$1" ]] || return 0
@@ -54,12 +56,13 @@ stop_process() {
     sleep 0.2
     waited=$((waited + 1))
   done
+  wait "$1" 2>/dev/null || true
 }
 stop_pipeline() { stop_process "$PIPELINE_PID"; }
 stop_stack_pipeline() { stop_process "$(cat "$root/.stack/run/pipeline.pid" 2>/dev/null || true)"; }
 
-# Our pipeline stopped, the stack's started again (`./stack up`, with the caller's STACK_PROFILE
-# and STACK_BUILD_TESTS: the build it was), its output in `$1`.
+# Our pipeline stopped, the stack's started again (`./stack up` with the caller's STACK_PROFILE
+# and STACK_BUILD_TESTS: the build it was when the caller passes the stack's), its output in `$1`.
 restore_stack() { # log file
   stop_pipeline
   (unset API_URL TARGET; "$root/stack" up) >>"$1" 2>&1 9>&- || true

@@ -123,7 +123,7 @@ pub async fn call_url(
     answer(request.send().await.expect("request")).await
 }
 
-/// A response's status and JSON body (`null` when it has none).
+/// A response's status and JSON body (`null` when the body is not JSON).
 pub async fn answer(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let body = response.json().await.unwrap_or(Value::Null);
