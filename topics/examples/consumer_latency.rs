@@ -36,15 +36,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cluster = bench_topic::cluster(&brokers)?;
     let (admin, topic) = bench_topic::fresh(&cluster, "bench-consumer").await?;
     let producer = topics::Producer::new(&cluster, "consumer-latency")?;
-    let consumer = Consumer::new(&ConsumerOptions {
-        cluster,
-        group_id: topic.clone(),
-        topic: topic.clone(),
-        client_id: "consumer-latency".into(),
-        commit_interval: Duration::from_millis(500),
-        retry: RetryPolicy::default(),
-        instance_id: None,
-    })?;
+    let consumer = Consumer::new(
+        &ConsumerOptions {
+            cluster: cluster.clone(),
+            group_id: topic.clone(),
+            topic: topic.clone(),
+            client_id: "consumer-latency".into(),
+            commit_interval: Duration::from_millis(500),
+            retry: RetryPolicy::default(),
+            instance_id: None,
+        },
+        producer.clone(),
+    )?;
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let handler = Noting(Arc::clone(&latencies));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

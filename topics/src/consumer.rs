@@ -116,6 +116,14 @@ pub trait Handler: Send + Sync {
         1
     }
 
+    /// How long a batch that is not full waits for more messages of its partition after its
+    /// first one arrived: zero (the default) takes only what is queued already. A handler
+    /// whose cost is per batch more than per message (one statement per table for the whole
+    /// batch, one commit) trades this much latency for fewer, larger batches.
+    fn batch_linger(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// Applies consecutive messages of one partition, in offset order, so that `Ok` means every
     /// one's effect is durable (one transaction for all: a group commit). Only what is already
     /// queued is batched, so a batch never waits for more. When a batch fails (other than
@@ -212,7 +220,7 @@ pub struct ConsumerOptions {
     pub instance_id: Option<String>,
 }
 
-/// A consumer of one topic in one group, with its dead-letter producer.
+/// A consumer of one topic in one group, with the producer its dead letters go out on.
 pub struct Consumer {
     inner: StreamConsumer<Assignment>,
     dead_letters: Producer,
@@ -229,7 +237,10 @@ impl std::fmt::Debug for Consumer {
 }
 
 impl Consumer {
-    pub fn new(options: &ConsumerOptions) -> Result<Self, Error> {
+    /// A consumer as `options` say, dead-lettering through `dead_letters`: a process's consumers
+    /// share one producer (each librdkafka producer keeps a polling thread that wakes ten times
+    /// a second, idle or not).
+    pub fn new(options: &ConsumerOptions, dead_letters: Producer) -> Result<Self, Error> {
         let mut config = options.cluster.client_config(&options.client_id);
         config
             .set("group.id", &options.group_id)
@@ -266,7 +277,6 @@ impl Consumer {
         }
         let inner: StreamConsumer<Assignment> = config.create_with_context(Assignment::default())?;
         inner.subscribe(&[&options.topic])?;
-        let dead_letters = Producer::new(&options.cluster, &format!("{}-dlq", options.client_id))?;
         Ok(Self {
             inner,
             dead_letters,

@@ -42,6 +42,8 @@ pub(crate) struct Consuming {
     pub(crate) replies: Replies,
     pub(crate) workers: Workers,
     pub(crate) stop: CancellationToken,
+    /// The worker's one producer, which the stages' dead letters go out on too.
+    pub(crate) producer: topics::Producer,
     /// This worker's static name in every stage's group (`KAFKA_GROUP_INSTANCE_ID`).
     pub(crate) instance_id: Option<String>,
 }
@@ -63,7 +65,14 @@ impl Consuming {
             // Each stage is a group of its own, so one name serves them all.
             instance_id: self.instance_id.clone(),
         };
-        tokio::spawn(consume(handler, options, worker, self.stop.clone()))
+        let dead_letters = self.producer.clone();
+        tokio::spawn(consume(
+            handler,
+            options,
+            dead_letters,
+            worker,
+            self.stop.clone(),
+        ))
     }
 }
 
@@ -72,12 +81,13 @@ impl Consuming {
 async fn consume(
     handler: impl Handler + 'static,
     options: ConsumerOptions,
+    dead_letters: topics::Producer,
     worker: Worker,
     stop: CancellationToken,
 ) {
     let topic = options.topic.as_str();
     let consumer = loop {
-        match Consumer::new(&options) {
+        match Consumer::new(&options, dead_letters.clone()) {
             Ok(consumer) => break consumer,
             Err(error) => {
                 worker.set(WorkerState::Retrying);

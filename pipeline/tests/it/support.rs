@@ -258,19 +258,22 @@ pub fn command_of(tenant: Uuid, body: Probe) -> Envelope<Probe> {
 
 /// A consumer of `topic` in a group of its own, with quick retries.
 pub fn consumer(topic: &str, group: &str, commit_interval: Duration) -> Consumer {
-    Consumer::new(&ConsumerOptions {
-        cluster: cluster(),
-        group_id: group.to_owned(),
-        topic: topic.to_owned(),
-        client_id: format!("{group}-{}", std::process::id()),
-        commit_interval,
-        retry: RetryPolicy {
-            attempts: 3,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(50),
+    Consumer::new(
+        &ConsumerOptions {
+            cluster: cluster(),
+            group_id: group.to_owned(),
+            topic: topic.to_owned(),
+            client_id: format!("{group}-{}", std::process::id()),
+            commit_interval,
+            retry: RetryPolicy {
+                attempts: 3,
+                min_delay: Duration::from_millis(10),
+                max_delay: Duration::from_millis(50),
+            },
+            instance_id: None,
         },
-        instance_id: None,
-    })
+        Producer::new(&cluster(), &format!("{group}-dlq")).expect("producer"),
+    )
     .expect("consumer")
 }
 

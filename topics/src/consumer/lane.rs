@@ -165,6 +165,7 @@ struct Lane<H> {
 impl<H: Handler> Lane<H> {
     async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Queued>) -> Result<(), Error> {
         let limit = self.handler.batch_limit().max(1);
+        let linger = self.handler.batch_linger();
         let mut batch = Vec::with_capacity(limit);
         loop {
             let first = tokio::select! {
@@ -175,12 +176,23 @@ impl<H: Handler> Lane<H> {
                     None => return Ok(()),
                 },
             };
-            // What else is queued already joins the batch; nothing is waited for.
+            // What else is queued already joins the batch, and what arrives within the
+            // handler's linger after the first.
             batch.push(first);
+            let lingered = tokio::time::Instant::now() + linger;
             while batch.len() < limit {
                 match queue.try_recv() {
                     Ok(queued) => batch.push(queued),
-                    Err(_) => break,
+                    Err(_) if linger.is_zero() => break,
+                    Err(_) => tokio::select! {
+                        biased;
+                        _ = self.stopped.wait_for(|stopped| *stopped) => break,
+                        queued = queue.recv() => match queued {
+                            Some(queued) => batch.push(queued),
+                            None => break,
+                        },
+                        () = tokio::time::sleep_until(lingered) => break,
+                    },
                 }
             }
             let taken = batch.len();

@@ -206,19 +206,22 @@ pub async fn send(producer: &Producer, topic: &str, key: &str, message: Scripted
 
 /// A consumer of `topic` in `group`, with quick retries, committing every 200 ms.
 pub fn consumer(cluster: &Cluster, topic: &str, group: &str) -> Consumer {
-    Consumer::new(&ConsumerOptions {
-        cluster: cluster.clone(),
-        group_id: group.to_owned(),
-        topic: topic.to_owned(),
-        client_id: group.to_owned(),
-        commit_interval: Duration::from_millis(200),
-        retry: RetryPolicy {
-            attempts: 3,
-            min_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(50),
+    Consumer::new(
+        &ConsumerOptions {
+            cluster: cluster.clone(),
+            group_id: group.to_owned(),
+            topic: topic.to_owned(),
+            client_id: group.to_owned(),
+            commit_interval: Duration::from_millis(200),
+            retry: RetryPolicy {
+                attempts: 3,
+                min_delay: Duration::from_millis(10),
+                max_delay: Duration::from_millis(50),
+            },
+            instance_id: None,
         },
-        instance_id: None,
-    })
+        Producer::new(cluster, &format!("{group}-dlq")).expect("producer"),
+    )
     .expect("consumer")
 }
 
