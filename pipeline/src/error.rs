@@ -35,6 +35,10 @@ pub enum Error {
     /// A stage broke its own contract (a programming error): no message could be applied.
     #[error("stage contract broken: {0}")]
     Contract(String),
+    /// Another writer changed what a batch had read (a vendor event id recorded by another
+    /// partition's writer between the read and the insert): applied again, the batch reads it.
+    #[error("raced another writer: {0}")]
+    Raced(String),
 }
 
 impl Error {
@@ -43,6 +47,7 @@ impl Error {
             Error::Database(e) => database_class(e),
             Error::Broker(_) | Error::Redis(_) => RetryClass::Unavailable,
             Error::Undecodable(_) | Error::Invalid(_) => RetryClass::Poison,
+            Error::Raced(_) => RetryClass::Retryable,
             Error::Migrate(_) | Error::Contract(_) => RetryClass::Fatal,
             Error::Read(e) if e.is_retryable() => RetryClass::Unavailable,
             Error::Read(readers::Error::Database(e) | readers::Error::Unavailable(e)) => {

@@ -3,13 +3,14 @@
 //! stop signal.
 
 use std::process::ExitCode;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 use service::health::{PROBE_TIMEOUT, Readiness, probes};
 use service::{Process, RunResult};
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::net::TcpListener;
 
 use crate::backtests::Runner;
@@ -56,10 +57,19 @@ async fn run(config: Config, process: Process) -> RunResult {
     if let Some(port) = process.metrics_port {
         core_metrics::serve(port, stop.clone());
     }
+    // Generic plans only: Postgres plans a prepared statement again on every execution while
+    // it estimates that a plan for the values at hand may beat the generic one, and for the
+    // stages' batch statements (arrays of ids and rows, `unnest`) it kept doing so: planning
+    // cost more than executing (BENCHMARKS.md "Twice the webhooks"). Every statement here
+    // looks rows up by key, where the generic plan is the plan.
+    let connect = PgConnectOptions::from_str(&config.database_url)?
+        .options([("plan_cache_mode", "force_generic_plan")]);
+    // No ping before each use: sqlx pings on release already (see the API's pool).
     let pool = PgPoolOptions::new()
+        .test_before_acquire(false)
         .max_connections(config.database_pool_size)
         .acquire_timeout(Duration::from_secs(5))
-        .connect_lazy(&config.database_url)?;
+        .connect_lazy_with(connect);
     (|| async { schema::migrate(&pool).await })
         .retry(start_up_retry())
         .notify(|error, wait| tracing::warn!(%error, ?wait, "migrations not applied yet; retrying"))
@@ -88,6 +98,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         replies: Replies::new(connection),
         workers: workers.clone(),
         stop: stop.clone(),
+        producer: producer.clone(),
         instance_id: config.group_instance_id.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;

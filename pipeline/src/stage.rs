@@ -7,6 +7,7 @@
 //! outcomes, commit, publish each reply, then the after-commit step.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use sqlx::{PgPool, Postgres, Transaction};
@@ -31,6 +32,9 @@ pub trait Stage: Send + Sync + 'static {
     /// Up to how many queued commands of a partition apply in one transaction (a group
     /// commit); 1 applies each alone.
     const BATCH_LIMIT: usize = 1;
+    /// How long a batch that is not full waits for more commands of its partition
+    /// ([`topics::Handler::batch_linger`]); zero takes only what is queued.
+    const BATCH_LINGER: Duration = Duration::ZERO;
     /// Whether each command gets an inbox row (and a reply): commands a route waits on. A
     /// stage whose events are recorded by rows of their own says no: its redeliveries are its
     /// own to recognise, and to answer.
@@ -293,6 +297,10 @@ impl<S: Stage> Handler for StageHandler<S> {
 
     fn batch_limit(&self) -> usize {
         S::BATCH_LIMIT
+    }
+
+    fn batch_linger(&self) -> Duration {
+        S::BATCH_LINGER
     }
 
     async fn handle_batch(&self, deliveries: &[Delivery<'_>]) -> Result<(), HandleError> {

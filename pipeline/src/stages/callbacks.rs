@@ -22,14 +22,16 @@
 //! that can never apply is dead-lettered alone. `svc.app.callback.wait` is observed after the
 //! commit ([`Stage::after_commit`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
+use readers::callbacks::webhook::Recording;
+use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::callbacks::{Answer, Event};
+use topics::callbacks::{Answer, Event, EventStatus};
 use topics::{Envelope, Outcome};
-use tracing::Instrument;
+use tracing::Span;
 use uuid::Uuid;
 
 use crate::Error;
@@ -42,6 +44,12 @@ use crate::stage::{Applied, Decoded, Stage};
 /// those sessions waits for.
 const BATCH_LIMIT: usize = 64;
 
+/// How long a batch waits for more events after its first: a batch costs six statements and a
+/// commit whatever its size, and the count triggers write a row per tenant, app and status it
+/// moved, so under a burst a few milliseconds more per webhook buy batches several times
+/// larger (BENCHMARKS.md "Twice the webhooks").
+const BATCH_LINGER: Duration = Duration::from_millis(5);
+
 /// Applies [`Event`]s of the `callbacks.events` topic.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CallbacksStage;
@@ -53,6 +61,7 @@ impl Stage for CallbacksStage {
     type Then = Option<Waited>;
     const NAME: &'static str = "callbacks";
     const BATCH_LIMIT: usize = BATCH_LIMIT;
+    const BATCH_LINGER: Duration = BATCH_LINGER;
     const INBOX: bool = false;
     const REPLIES: bool = true;
 
@@ -61,29 +70,21 @@ impl Stage for CallbacksStage {
         tx: &mut Transaction<'_, Postgres>,
         event: &Envelope<Event>,
     ) -> Result<Applied<Answer, Self::Then>, Error> {
-        tracing::Span::current().record("svc.app.name", event.body.app_name.as_str());
-        let mut sessions = lock_sessions(tx, [event]).await?;
-        Ok(applied(apply(tx, &mut sessions, event).await?))
+        let span = Span::current();
+        let mut applied = apply_all(tx, &[(event, &span)]).await?;
+        applied
+            .pop()
+            .ok_or_else(|| Error::Contract("an event went unanswered".into()))
     }
 
-    /// The batch's sessions are locked first, in id order, then each event applied in turn.
     async fn apply_batch(
         &self,
         tx: &mut Transaction<'_, Postgres>,
         events: &[&Decoded<Event>],
     ) -> Result<Vec<Applied<Answer, Self::Then>>, Error> {
-        let mut sessions = lock_sessions(tx, events.iter().map(|e| &e.envelope)).await?;
-        let mut done = Vec::with_capacity(events.len());
-        for event in events {
-            event
-                .span
-                .record("svc.app.name", event.envelope.body.app_name.as_str());
-            let answered = apply(tx, &mut sessions, &event.envelope)
-                .instrument(event.span.clone())
-                .await?;
-            done.push(applied(answered));
-        }
-        Ok(done)
+        let events: Vec<(&Envelope<Event>, &Span)> =
+            events.iter().map(|e| (&e.envelope, &e.span)).collect();
+        apply_all(tx, &events).await
     }
 
     async fn after_commit(
@@ -101,14 +102,6 @@ impl Stage for CallbacksStage {
             );
         }
         Ok(())
-    }
-}
-
-/// An event applied: its answer, and the wait of the session it settled.
-fn applied((answer, waited): (Answer, Option<Waited>)) -> Applied<Answer, Option<Waited>> {
-    Applied {
-        outcome: Outcome::done(answer),
-        then: waited,
     }
 }
 
@@ -161,6 +154,118 @@ pub struct Waited {
     seconds: f64,
 }
 
+/// Records consecutive events of one partition, in order: their sessions locked, the events
+/// already recorded read, then what each comes to decided here and written with one statement
+/// per table for the whole batch ([`Writes`]): a batch of sixty events costs the database six
+/// statements, not two hundred and forty, and the count triggers run once per table.
+async fn apply_all(
+    tx: &mut Transaction<'_, Postgres>,
+    events: &[(&Envelope<Event>, &Span)],
+) -> Result<Vec<Applied<Answer, Option<Waited>>>, Error> {
+    let mut sessions = lock_sessions(tx, events.iter().map(|(e, _)| *e)).await?;
+    let known = recorded_events(tx, events).await?;
+    let mut writes = Writes::default();
+    // The event ids of this batch recorded so far: a second delivery in the same batch is a
+    // repeat too.
+    let mut recorded_now: HashSet<(Uuid, &str, &str)> = HashSet::new();
+    let mut answers = Vec::with_capacity(events.len());
+    for &(envelope, span) in events {
+        let _entered = span.enter();
+        let event = &envelope.body;
+        span.record("svc.app.name", event.app_name.as_str());
+        let tenant = envelope
+            .tenant
+            .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
+        // The route found the session before producing, and sessions are never deleted.
+        let session = sessions
+            .get_mut(&event.session_id)
+            .filter(|s| s.tenant_id == tenant && s.app_name == event.app_name)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "no session {} of {}",
+                    event.session_id, event.app_name
+                ))
+            })?;
+        let id_key = (tenant, event.app_name.as_str(), event.event_id.as_str());
+        let recorded_before = known.iter().find(|k| {
+            k.tenant_id == tenant && k.app_name == event.app_name && k.event_id == event.event_id
+        });
+        if let Some(recording) = recorded_before {
+            answers.push(Planned::Now(repeat(envelope, recording)?));
+            continue;
+        }
+        if !recorded_now.insert(id_key) {
+            tracing::info!(
+                event_id = event.event_id,
+                "a repeat of a recorded event; nothing to do"
+            );
+            answers.push(Planned::Now(Answer::Duplicate));
+            continue;
+        }
+        let recorded = Recorded::of(&session.status, event);
+        writes.event(tenant, envelope, recorded);
+        match recorded {
+            Recorded::Settled => {
+                let settled = writes.settle(tenant, event, session);
+                writes.audit(envelope);
+                session.status = event.status.as_str().to_owned();
+                answers.push(Planned::Settled(settled));
+            }
+            Recorded::Accepted => {
+                writes.audit(envelope);
+                answers.push(Planned::Now(Answer::Accepted));
+            }
+            Recorded::Stale => {
+                tracing::info!(
+                    event_id = event.event_id,
+                    session = session.status,
+                    "stale event"
+                );
+                let status = session.status.clone();
+                answers.push(Planned::Now(Answer::Stale { status }));
+            }
+        }
+    }
+    let waits = writes.write(tx).await?;
+    answers
+        .into_iter()
+        .map(|planned| match planned {
+            Planned::Now(answer) => Ok(applied(answer, None)),
+            Planned::Settled(i) => {
+                let settled = &writes.settled[i];
+                let seconds = *waits.get(&settled.session_id).ok_or_else(|| {
+                    Error::Contract(format!("session {} did not settle", settled.session_id))
+                })?;
+                let answer = Answer::Settled {
+                    status: settled.status,
+                };
+                let waited = Waited {
+                    tenant: settled.tenant,
+                    app: settled.app.clone(),
+                    action: settled.action.clone(),
+                    result: settled.status.as_str(),
+                    seconds,
+                };
+                Ok(applied(answer, Some(waited)))
+            }
+        })
+        .collect()
+}
+
+/// An event's answer: known at once, or once its session's settling wrote how long it waited.
+enum Planned {
+    Now(Answer),
+    /// The index of its session in [`Writes::settled`].
+    Settled(usize),
+}
+
+fn applied(answer: Answer, waited: Option<Waited>) -> Applied<Answer, Option<Waited>> {
+    Applied {
+        outcome: Outcome::done(answer),
+        then: waited,
+    }
+}
+
 /// The sessions `events` name, locked in id order. Every writer that locks several sessions at
 /// once (another batch, a forced uninstall, a cancel) locks them in id order too, so two of them
 /// wait for each other rather than deadlock.
@@ -181,93 +286,65 @@ async fn lock_sessions<'a>(
     Ok(sessions.into_iter().map(|s| (s.id, s)).collect())
 }
 
-/// Records one event against its locked session; answers what that came to, and the wait of
-/// the session it settled.
-async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    sessions: &mut HashMap<Uuid, Session>,
-    envelope: &Envelope<Event>,
-) -> Result<(Answer, Option<Waited>), Error> {
-    let tenant = envelope
-        .tenant
-        .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
-    let event = &envelope.body;
-    // The route found the session before producing, and sessions are never deleted.
-    let session = sessions
-        .get_mut(&event.session_id)
-        .filter(|s| s.tenant_id == tenant && s.app_name == event.app_name)
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "no session {} of {}",
-                event.session_id, event.app_name
-            ))
-        })?;
-    let recorded = Recorded::of(&session.status, event);
-    if !record(tx, tenant, envelope, recorded).await? {
-        tracing::info!(
-            event_id = event.event_id,
-            "a repeat of a recorded event; nothing to do"
-        );
-        return Ok((repeat(tx, tenant, envelope).await?, None));
-    }
-    let (answer, waited) = match recorded {
-        Recorded::Settled => {
-            let seconds = settle(tx, tenant, event, session).await?;
-            session.status = event.status.as_str().to_owned();
-            let waited = Waited {
-                tenant,
-                app: event.app_name.clone(),
-                action: session.action.clone(),
-                result: event.status.as_str(),
-                seconds,
-            };
-            let settled = Answer::Settled {
-                status: event.status,
-            };
-            (settled, Some(waited))
-        }
-        Recorded::Accepted => (Answer::Accepted, None),
-        Recorded::Stale => {
-            tracing::info!(
-                event_id = event.event_id,
-                session = session.status,
-                "stale event"
-            );
-            let status = session.status.clone();
-            return Ok((Answer::Stale { status }, None));
-        }
-    };
-    let audited = AuditEvent {
-        action: "app.callback.received",
-        subject_type: "app_callback",
-        subject_id: event.session_id.to_string(),
-        payload: json!({
-            "app": event.app_name,
-            "externalId": event.external_id,
-            "status": event.status.as_str(),
-            "eventId": event.event_id,
-        }),
-    };
-    audit::record(tx, envelope, audited).await?;
-    Ok((answer, waited))
+/// A vendor event id recorded before: by which message, what it came to, and its session's status now.
+#[derive(Debug, sqlx::FromRow)]
+struct Known {
+    tenant_id: Uuid,
+    app_name: String,
+    event_id: String,
+    message_id: Uuid,
+    outcome: String,
+    status: String,
+    session_status: String,
 }
 
-/// The answer to an event that recorded nothing: this very message again (a redelivery) gets
-/// the answer it got the first time, from its row; another message with a recorded event id
-/// is a duplicate.
-async fn repeat(
+/// The events of the batch whose vendor event ids were recorded before, by tenant, app and event
+/// id (one look-up of the unique index for the batch).
+async fn recorded_events(
     tx: &mut Transaction<'_, Postgres>,
-    tenant: Uuid,
-    envelope: &Envelope<Event>,
-) -> Result<Answer, Error> {
-    let recording = readers::callbacks::webhook::recording(
-        &mut **tx,
-        readers::Tenant::new(tenant),
-        envelope.id,
+    events: &[(&Envelope<Event>, &Span)],
+) -> Result<Vec<Known>, Error> {
+    let mut tenants = Vec::with_capacity(events.len());
+    let mut apps = Vec::with_capacity(events.len());
+    let mut event_ids = Vec::with_capacity(events.len());
+    for (envelope, _) in events {
+        let Some(tenant) = envelope.tenant else {
+            continue; // refused when applied
+        };
+        tenants.push(tenant);
+        apps.push(envelope.body.app_name.as_str());
+        event_ids.push(envelope.body.event_id.as_str());
+    }
+    Ok(sqlx::query_as(
+        "SELECT e.tenant_id, e.app_name, e.event_id, e.id AS message_id, e.outcome, e.status, \
+         s.status AS session_status \
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(tenant_id, app_name, event_id) \
+         JOIN app_callback_events e ON e.tenant_id = k.tenant_id AND e.app_name = k.app_name \
+           AND e.event_id = k.event_id \
+         JOIN app_callback_sessions s ON s.id = e.session_id",
     )
-    .await?;
-    let Some(recording) = recording else {
+    .bind(&tenants)
+    .bind(&apps)
+    .bind(&event_ids)
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
+/// The answer to an event whose id was recorded before: this very message again (a redelivery)
+/// gets the answer it got the first time, from its row; another message of a recorded event id
+/// is a duplicate.
+fn repeat(envelope: &Envelope<Event>, known: &Known) -> Result<Answer, Error> {
+    if known.message_id != envelope.id {
+        tracing::info!(
+            event_id = envelope.body.event_id,
+            "a repeat of a recorded event; nothing to do"
+        );
         return Ok(Answer::Duplicate);
+    }
+    let recording = Recording {
+        outcome: known.outcome.clone(),
+        status: known.status.clone(),
+        session_status: known.session_status.clone(),
     };
     Answer::of_recording(&recording).ok_or_else(|| {
         Error::Invalid(format!(
@@ -296,76 +373,211 @@ pub(crate) fn observe_wait(
     .record(seconds);
 }
 
-/// Inserts the event's row; false when it is a repeat (the same message, or the same vendor
-/// event id for the tenant and app).
-async fn record(
-    tx: &mut Transaction<'_, Postgres>,
+/// A session an event of the batch settles.
+#[derive(Debug)]
+struct Settled {
+    session_id: Uuid,
     tenant: Uuid,
-    envelope: &Envelope<Event>,
-    recorded: Recorded,
-) -> Result<bool, Error> {
-    let event = &envelope.body;
-    let inserted = sqlx::query(
-        "INSERT INTO app_callback_events (id, tenant_id, app_name, session_id, event_id, \
-         external_id, status, outcome, output, error, received_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
-    )
-    .bind(envelope.id)
-    .bind(tenant)
-    .bind(&event.app_name)
-    .bind(event.session_id)
-    .bind(&event.event_id)
-    .bind(&event.external_id)
-    .bind(event.status.as_str())
-    .bind(recorded.as_str())
-    .bind(&event.output)
-    .bind(&event.error)
-    .bind(envelope.time)
-    .execute(&mut **tx)
-    .await?;
-    Ok(inserted.rows_affected() == 1)
+    app: String,
+    action: String,
+    status: EventStatus,
 }
 
-/// Completes or fails the pending session (its row is locked, so it is still pending) and
-/// resumes its run; answers how long the session waited, in seconds.
-async fn settle(
-    tx: &mut Transaction<'_, Postgres>,
-    tenant: Uuid,
-    event: &Event,
-    session: &Session,
-) -> Result<f64, Error> {
-    let waited: f64 = sqlx::query_scalar(
-        "UPDATE app_callback_sessions SET status = $2, output = $3, error = $4, \
-         completed_at = now() WHERE id = $1 \
-         RETURNING extract(epoch FROM completed_at - created_at)::float8",
-    )
-    .bind(event.session_id)
-    .bind(event.status.as_str())
-    .bind(&event.output)
-    .bind(&event.error)
-    .fetch_one(&mut **tx)
-    .await?;
-    if let Some(run_id) = session.workflow_run_id {
-        // The run's resume continues the webhook's trace.
-        let traceparent = service::telemetry::traces::current_traceparent();
-        sqlx::query(
-            "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
-             SELECT $1, $2, $3, now(), 'callback', $4 \
-             WHERE EXISTS (SELECT 1 FROM workflow_runs WHERE id = $3)",
+/// What a batch writes, column by column, so that each table gets one statement
+/// (`unnest` of the columns' arrays).
+#[derive(Debug, Default)]
+struct Writes {
+    events: EventRows,
+    settled: Vec<Settled>,
+    settle_outputs: Vec<Option<Value>>,
+    settle_errors: Vec<Option<String>>,
+    /// Runs to resume: run id, tenant, and the trace of the webhook that settled their session.
+    resumes: Vec<(Uuid, Uuid, Option<String>)>,
+    audits: Vec<audit::Row>,
+}
+
+/// `app_callback_events` rows, column by column.
+#[derive(Debug, Default)]
+struct EventRows {
+    ids: Vec<Uuid>,
+    tenants: Vec<Uuid>,
+    apps: Vec<String>,
+    sessions: Vec<Uuid>,
+    event_ids: Vec<String>,
+    external_ids: Vec<String>,
+    statuses: Vec<&'static str>,
+    outcomes: Vec<&'static str>,
+    outputs: Vec<Option<Value>>,
+    errors: Vec<Option<String>>,
+    received: Vec<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Writes {
+    /// The event's row.
+    fn event(&mut self, tenant: Uuid, envelope: &Envelope<Event>, recorded: Recorded) {
+        let event = &envelope.body;
+        let rows = &mut self.events;
+        rows.ids.push(envelope.id);
+        rows.tenants.push(tenant);
+        rows.apps.push(event.app_name.clone());
+        rows.sessions.push(event.session_id);
+        rows.event_ids.push(event.event_id.clone());
+        rows.external_ids.push(event.external_id.clone());
+        rows.statuses.push(event.status.as_str());
+        rows.outcomes.push(recorded.as_str());
+        rows.outputs.push(event.output.clone());
+        rows.errors.push(event.error.clone());
+        rows.received.push(envelope.time);
+    }
+
+    /// Completes or fails the pending session (its row is locked, so it is still pending),
+    /// resumes its run and audits the event; answers the session's index in [`Writes::settled`].
+    fn settle(&mut self, tenant: Uuid, event: &Event, session: &Session) -> usize {
+        self.settled.push(Settled {
+            session_id: event.session_id,
+            tenant,
+            app: event.app_name.clone(),
+            action: session.action.clone(),
+            status: event.status,
+        });
+        self.settle_outputs.push(event.output.clone());
+        self.settle_errors.push(event.error.clone());
+        if let Some(run_id) = session.workflow_run_id {
+            // The run's resume continues the webhook's trace (this event's span is entered).
+            let traceparent = service::telemetry::traces::current_traceparent();
+            self.resumes.push((run_id, tenant, traceparent));
+        }
+        self.settled.len() - 1
+    }
+
+    /// `app.callback.received` (app, external id, status and event id, never the payload).
+    fn audit(&mut self, envelope: &Envelope<Event>) {
+        let event = &envelope.body;
+        self.audits.push(audit::Row::of(
+            envelope,
+            AuditEvent {
+                action: "app.callback.received",
+                subject_type: "app_callback",
+                subject_id: event.session_id.to_string(),
+                payload: json!({
+                    "app": event.app_name,
+                    "externalId": event.external_id,
+                    "status": event.status.as_str(),
+                    "eventId": event.event_id,
+                }),
+            },
+        ));
+    }
+
+    /// Writes the batch: one statement per table. Answers how long each settled session waited,
+    /// in seconds, by session id.
+    async fn write(
+        &mut self,
+        tx: &mut Transaction<'_, Postgres>,
+    ) -> Result<HashMap<Uuid, f64>, Error> {
+        self.insert_events(tx).await?;
+        let waits = self.settle_sessions(tx).await?;
+        self.resume_runs(tx).await?;
+        audit::record_all(tx, &self.audits).await?;
+        Ok(waits)
+    }
+
+    /// Every event is new (the batch's ids were looked up under the sessions' locks); one that
+    /// is not after all was recorded meanwhile by another partition's writer (the same vendor
+    /// event id for another session): the batch is applied again, one event at a time.
+    async fn insert_events(&self, tx: &mut Transaction<'_, Postgres>) -> Result<(), Error> {
+        let rows = &self.events;
+        if rows.ids.is_empty() {
+            return Ok(());
+        }
+        let inserted = sqlx::query(
+            "INSERT INTO app_callback_events (id, tenant_id, app_name, session_id, event_id, \
+             external_id, status, outcome, output, error, received_at) \
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], \
+               $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[], $11::timestamptz[]) \
+             ON CONFLICT DO NOTHING",
         )
-        .bind(Uuid::now_v7())
-        .bind(tenant)
-        .bind(run_id)
-        .bind(traceparent)
+        .bind(&rows.ids)
+        .bind(&rows.tenants)
+        .bind(&rows.apps)
+        .bind(&rows.sessions)
+        .bind(&rows.event_ids)
+        .bind(&rows.external_ids)
+        .bind(&rows.statuses)
+        .bind(&rows.outcomes)
+        .bind(&rows.outputs)
+        .bind(&rows.errors)
+        .bind(&rows.received)
         .execute(&mut **tx)
         .await?;
+        if inserted.rows_affected() != rows.ids.len() as u64 {
+            return Err(Error::Raced(format!(
+                "{} of {} events were recorded meanwhile",
+                rows.ids.len() as u64 - inserted.rows_affected(),
+                rows.ids.len()
+            )));
+        }
+        Ok(())
     }
-    tracing::info!(
-        status = event.status.as_str(),
-        waited_seconds = waited,
-        "callback session settled"
-    );
-    Ok(waited)
+
+    async fn settle_sessions(
+        &mut self,
+        tx: &mut Transaction<'_, Postgres>,
+    ) -> Result<HashMap<Uuid, f64>, Error> {
+        if self.settled.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let ids: Vec<Uuid> = self.settled.iter().map(|s| s.session_id).collect();
+        let statuses: Vec<&str> = self.settled.iter().map(|s| s.status.as_str()).collect();
+        let waits: Vec<(Uuid, f64)> = sqlx::query_as(
+            "UPDATE app_callback_sessions s SET status = u.status, output = u.output, \
+             error = u.error, completed_at = now() \
+             FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[]) \
+               AS u(id, status, output, error) \
+             WHERE s.id = u.id \
+             RETURNING s.id, extract(epoch FROM s.completed_at - s.created_at)::float8",
+        )
+        .bind(&ids)
+        .bind(&statuses)
+        .bind(&self.settle_outputs)
+        .bind(&self.settle_errors)
+        .fetch_all(&mut **tx)
+        .await?;
+        for (settled, (_, seconds)) in self.settled.iter().zip(&waits) {
+            tracing::info!(
+                session = %settled.session_id,
+                status = settled.status.as_str(),
+                waited_seconds = seconds,
+                "callback session settled"
+            );
+        }
+        Ok(waits.into_iter().collect())
+    }
+
+    /// A run whose session settled resumes through a timer due now.
+    async fn resume_runs(&self, tx: &mut Transaction<'_, Postgres>) -> Result<(), Error> {
+        if self.resumes.is_empty() {
+            return Ok(());
+        }
+        let timer_ids: Vec<Uuid> = self.resumes.iter().map(|_| Uuid::now_v7()).collect();
+        let runs: Vec<Uuid> = self.resumes.iter().map(|r| r.0).collect();
+        let tenants: Vec<Uuid> = self.resumes.iter().map(|r| r.1).collect();
+        let traces: Vec<Option<&str>> = self.resumes.iter().map(|r| r.2.as_deref()).collect();
+        sqlx::query(
+            "INSERT INTO run_timers (id, tenant_id, run_id, due_at, purpose, traceparent) \
+             SELECT t.id, t.tenant_id, t.run_id, now(), 'callback', t.traceparent \
+             FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[]) \
+               AS t(id, tenant_id, run_id, traceparent) \
+             WHERE EXISTS (SELECT 1 FROM workflow_runs r WHERE r.id = t.run_id)",
+        )
+        .bind(&timer_ids)
+        .bind(&tenants)
+        .bind(&runs)
+        .bind(&traces)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
