@@ -32,6 +32,7 @@ mod routes;
 mod serve;
 mod session_call;
 mod state;
+mod version_schemas;
 
 pub use auth::claims::Kind;
 pub use auth::mint::{TokenRequest, mint};

@@ -18,7 +18,8 @@ use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
-use crate::routes::webhooks::{EventClaims, ExternalIdSources, OutputSchemas};
+use crate::routes::webhooks::{ExternalIdSources, RecordedEvents};
+use crate::version_schemas::VersionSchemas;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -42,16 +43,16 @@ pub(crate) struct Inner {
     pub(crate) read_cache: Arc<ReadCache>,
     pub(crate) readiness: Readiness,
     pub(crate) metrics: MetricsHandle,
-    /// Which delivery of a vendor event records it.
-    pub(crate) webhook_claims: EventClaims,
+    /// Vendor events known recorded (a fast path for repeats).
+    pub(crate) recorded_events: RecordedEvents,
     /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
     pub(crate) webhooks_in_flight: Arc<Semaphore>,
     /// The audit exports running (`routes::audit_export`).
     pub(crate) audit_exports: Arc<Semaphore>,
     /// Where each app says a webhook's external id is.
     pub(crate) external_id_sources: ExternalIdSources,
-    /// Compiled output schemas of the versions whose events arrive.
-    pub(crate) output_schemas: OutputSchemas,
+    /// Compiled schemas of app versions (config, action input and output).
+    pub(crate) version_schemas: VersionSchemas,
 }
 
 impl std::ops::Deref for State {
@@ -104,6 +105,10 @@ impl State {
         let read_cache_bytes = config.read_cache_bytes;
         let pool = PgPoolOptions::new()
             .max_connections(config.database_pool_size)
+            // sqlx pings a connection on its way back to the pool already; another ping on its
+            // way out was a third round trip for every query (a connection that broke while
+            // idle fails its query instead, and is dropped).
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy(&config.database_url)?;
         let redis = redis::Client::open(config.redis_url.as_str())?;
@@ -119,7 +124,7 @@ impl State {
             _ => None,
         };
         let limiter = RateLimiter::new(config.rate_limit_per_minute);
-        let redis_for_claims = redis.clone();
+        let redis_for_recorded = redis.clone();
         let webhooks_in_flight = Arc::new(Semaphore::new(config.webhook_max_in_flight));
         let readiness = crate::health::readiness(
             pool.clone(),
@@ -141,11 +146,11 @@ impl State {
             read_cache: Arc::new(ReadCache::new(read_cache_bytes, TIME_TO_LIVE)),
             readiness,
             metrics,
-            webhook_claims: EventClaims::new(redis_for_claims),
+            recorded_events: RecordedEvents::new(redis_for_recorded),
             webhooks_in_flight,
             audit_exports: crate::routes::audit_export::exports(),
             external_id_sources: ExternalIdSources::default(),
-            output_schemas: OutputSchemas::default(),
+            version_schemas: VersionSchemas::default(),
         })))
     }
 }

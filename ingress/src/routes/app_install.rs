@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::path;
 use crate::query::Query;
 use crate::state::State;
+use crate::version_schemas::SchemaOf;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -58,8 +59,16 @@ pub(crate) async fn put(
         return Err(Error::AppBlocked);
     }
     let config = Value::Object(install.config);
-    let config_schema = &version.manifest["configSchema"];
-    schema::strict::validate(config_schema, &config, "/config").map_err(Error::body_issues)?;
+    state
+        .version_schemas
+        .check(
+            version.id,
+            &version.manifest,
+            SchemaOf::Config,
+            &config,
+            "/config",
+        )
+        .map_err(Error::body_issues)?;
     let command = Command::Install {
         name,
         version_id: install.version_id,

@@ -29,6 +29,7 @@ use crate::error::{Error, Location};
 use crate::install_secrets;
 use crate::path;
 use crate::state::State;
+use crate::version_schemas::SchemaOf;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,7 +88,16 @@ pub(crate) async fn call(
             format!("{name} {} has no such action", version.version),
         ));
     }
-    schema::strict::validate(&action["input"], &test.input, "/input")
+    let input_schema = SchemaOf::Input(&test.action);
+    state
+        .version_schemas
+        .check(
+            version.id,
+            &version.manifest,
+            input_schema,
+            &test.input,
+            "/input",
+        )
         .map_err(Error::body_issues)?;
     if !install.missing_secrets.is_empty() {
         return Err(Error::Refused(topics::Refusal {

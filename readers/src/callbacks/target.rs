@@ -55,8 +55,9 @@ impl Target {
     }
 }
 
-/// The columns of a [`Target`], from `app_callback_sessions s`, `app_versions v` and the
-/// install `i` (left-joined); a macro so queries stay `&'static str`.
+/// The columns of a [`Target`], from `app_callback_sessions s`, `app_versions v`, the install
+/// `i` (left-joined) and its secrets `x` (one pass over them); a macro so queries stay
+/// `&'static str`.
 macro_rules! target_columns {
     () => {
         "SELECT s.id AS session_id, s.tenant_id, s.app_name, s.action, s.external_id, s.status, \
@@ -68,16 +69,16 @@ macro_rules! target_columns {
            AS shared_with_another_tenant, \
          i.tenant_id IS NOT NULL AS installed, \
          i.config, i.approved_hosts, \
-         ARRAY(SELECT x.name FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
-               AND x.app_name = i.app_name ORDER BY x.name) AS secret_names, \
-         ARRAY(SELECT x.key_id FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
-               AND x.app_name = i.app_name ORDER BY x.name) AS key_ids, \
-         ARRAY(SELECT x.nonce FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
-               AND x.app_name = i.app_name ORDER BY x.name) AS nonces, \
-         ARRAY(SELECT x.ciphertext FROM app_secrets x WHERE x.tenant_id = i.tenant_id \
-               AND x.app_name = i.app_name ORDER BY x.name) AS ciphertexts \
+         coalesce(x.secret_names, '{}') AS secret_names, coalesce(x.key_ids, '{}') AS key_ids, \
+         coalesce(x.nonces, '{}') AS nonces, coalesce(x.ciphertexts, '{}') AS ciphertexts \
          FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
-         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name "
+         LEFT JOIN app_installs i ON i.tenant_id = s.tenant_id AND i.app_name = s.app_name \
+         LEFT JOIN LATERAL (SELECT array_agg(x.name ORDER BY x.name) AS secret_names, \
+             array_agg(x.key_id ORDER BY x.name) AS key_ids, \
+             array_agg(x.nonce ORDER BY x.name) AS nonces, \
+             array_agg(x.ciphertext ORDER BY x.name) AS ciphertexts \
+           FROM app_secrets x WHERE x.tenant_id = i.tenant_id AND x.app_name = i.app_name) x \
+           ON true "
     };
 }
 pub(super) use target_columns;

@@ -9,17 +9,16 @@
 //! 3. that version's `handle_webhook`, with the install's config, secrets and hosts
 //!    ([`request`] is what the module reads), unless the version declares where the event id
 //!    is and that event was recorded already (a repeat is answered without the module);
-//! 4. the event: claimed ([`claims`]) so one delivery records it, produced to
-//!    `callbacks.events` (keyed by session; `acks=all`); the callbacks stage records it and
-//!    settles the session, first wins, and the vendor is answered what the stage decided
-//!    ([`answers`]), so an answer never says an event settled a session it did not.
+//! 4. the event, produced to `callbacks.events` (keyed by session; `acks=all`); the callbacks
+//!    stage records it and settles the session, first wins, and answers every later copy of
+//!    the event `duplicate`; the vendor is answered what the stage decided ([`answers`]), so an
+//!    answer never says an event settled a session it did not.
 
 mod answers;
-mod claims;
 mod declared;
 #[cfg(fuzzing)]
 pub mod fuzzing;
-mod output_schemas;
+mod recorded;
 mod request;
 mod sources;
 
@@ -38,13 +37,12 @@ use topics::callbacks::{Event, EventStatus};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
 
-use self::claims::Claim;
-pub(crate) use self::claims::EventClaims;
-pub(crate) use self::output_schemas::OutputSchemas;
+pub(crate) use self::recorded::RecordedEvents;
 pub(crate) use self::sources::ExternalIdSources;
 use crate::error::Error;
 use crate::session_call;
 use crate::state::State;
+use crate::version_schemas::{SchemaOf, VersionSchemas};
 
 /// Largest webhook body (SPEC §8).
 pub(crate) const BODY_LIMIT: usize = 256 * 1024;
@@ -121,8 +119,8 @@ pub(crate) async fn receive(
     // A repeat whose event id the version lets us read is answered without running the module.
     if let Some(event_id) = arrived.event_id(&target.manifest)
         && state
-            .webhook_claims
-            .is_recorded(target.tenant_id, &target.app_name, &event_id)
+            .recorded_events
+            .contains(target.tenant_id, &target.app_name, &event_id)
             .await
     {
         return Ok(answers::duplicate());
@@ -148,7 +146,7 @@ pub(crate) async fn receive(
             reason: "bad_output",
         });
     }
-    let event = checked(event, &target, &state.output_schemas);
+    let event = checked(event, &target, &state.version_schemas);
     storable(&event)?;
     record(state, &target, event, request_id).await
 }
@@ -227,7 +225,7 @@ fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
 
 /// The event as it is recorded: a completed event whose output the action's output schema
 /// refuses fails the session instead (the run must never see an output outside its schema).
-fn checked(event: ModuleEvent, target: &Target, schemas: &OutputSchemas) -> Event {
+fn checked(event: ModuleEvent, target: &Target, schemas: &VersionSchemas) -> Event {
     let mut event = Event {
         session_id: target.session_id,
         app_name: target.app_name.clone(),
@@ -239,7 +237,15 @@ fn checked(event: ModuleEvent, target: &Target, schemas: &OutputSchemas) -> Even
     };
     if event.status == EventStatus::Completed {
         let output = event.output.clone().unwrap_or(Value::Null);
-        if let Err(issues) = schemas.check(target, &output) {
+        let output_schema = SchemaOf::Output(&target.action);
+        let checked = schemas.check(
+            target.version_id,
+            &target.manifest,
+            output_schema,
+            &output,
+            "/output",
+        );
+        if let Err(issues) = checked {
             let issues: Vec<String> = issues
                 .iter()
                 .map(|i| format!("{}: {}", i.path, i.message))
@@ -285,36 +291,13 @@ fn storable(event: &Event) -> Result<(), Error> {
     Ok(())
 }
 
-/// Claims and produces the event, and answers what the stage made of it.
+/// Produces the event and answers what the stage made of it.
 async fn record(
     state: &State,
     target: &Target,
     event: Event,
     request_id: &str,
 ) -> Result<Response<Body>, Error> {
-    let held = match state
-        .webhook_claims
-        .claim(target.tenant_id, &target.app_name, &event.event_id)
-        .await
-    {
-        Claim::Won(held) => held,
-        Claim::Duplicate => return Ok(answers::duplicate()),
-        Claim::Busy => {
-            return Err(Error::Overloaded {
-                retry_after_seconds: 1,
-            });
-        }
-    };
-    let tenant = readers::Tenant::new(target.tenant_id);
-    if webhook::recorded_event(&state.pool, tenant, &target.app_name, &event.event_id)
-        .await?
-        .is_some()
-    {
-        if let Some(held) = held {
-            held.recorded().await;
-        }
-        return Ok(answers::duplicate());
-    }
     let envelope = Envelope::new(
         Some(target.tenant_id),
         Principal::system("vendor-webhook"),
@@ -324,29 +307,26 @@ async fn record(
     );
     let waiter = state.replies.wait_for(envelope.id);
     if let Err(error) = state.webhook_events.send(&envelope).await {
-        if let Some(held) = held {
-            held.release().await;
-        }
         tracing::warn!(%error, "webhook event not produced");
         return Err(Error::Overloaded {
             retry_after_seconds: 1,
         });
     }
-    // Durable from here: later copies are duplicates (504 included: the event is on the log and
-    // applies). One the stage could not apply (dead-lettered: 500) was not recorded after all:
-    // it is forgotten, so the vendor's retry may record it.
-    if let Some(held) = held {
-        held.recorded().await;
-    }
-    let event = &envelope.body;
-    let answered = answers::answer_of(state, waiter, target.tenant_id, &envelope).await;
-    if let Err(error) = &answered
+    // Durable from here: the event is on the log and applies, so a repeat of it is a duplicate
+    // (a 504 included), unless the stage cannot apply it after all (dead-lettered): then it is
+    // forgotten, and the vendor's retry may record it.
+    let (tenant, event) = (target.tenant_id, &envelope.body);
+    let recorded = &state.recorded_events;
+    recorded
+        .insert(tenant, &event.app_name, &event.event_id)
+        .await;
+    let answer = answers::answer_of(state, waiter, tenant, &envelope).await;
+    if let Err(error) = &answer
         && !matches!(error, Error::CommandTimeout { .. })
     {
-        let claims = &state.webhook_claims;
-        claims
-            .forget(target.tenant_id, &event.app_name, &event.event_id)
+        recorded
+            .remove(tenant, &event.app_name, &event.event_id)
             .await;
     }
-    Ok(answers::response_to(target.session_id, &answered?))
+    Ok(answers::response_to(target.session_id, &answer?))
 }
