@@ -7,7 +7,6 @@ use std::time::Duration;
 use service::health::Readiness;
 use service::telemetry::MetricsHandle;
 use sqlx::PgPool;
-use sqlx::postgres::PgPoolOptions;
 use tokio::sync::Semaphore;
 
 use crate::auth::TokenVerifier;
@@ -103,12 +102,8 @@ impl State {
     ) -> Result<Self, StartError> {
         let verifier = TokenVerifier::new(&config.auth)?.noting(sightings);
         let read_cache_bytes = config.read_cache_bytes;
-        let pool = PgPoolOptions::new()
+        let pool = service::postgres_pool::options()
             .max_connections(config.database_pool_size)
-            // sqlx pings a connection on its way back to the pool already; another ping on its
-            // way out was a third round trip for every query (a connection that broke while
-            // idle fails its query instead, and is dropped).
-            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(5))
             .connect_lazy(&config.database_url)?;
         let redis = redis::Client::open(config.redis_url.as_str())?;

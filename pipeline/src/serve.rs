@@ -10,7 +10,7 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use service::health::{PROBE_TIMEOUT, Readiness, probes};
 use service::{Process, RunResult};
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use tokio::net::TcpListener;
 
 use crate::backtests::Runner;
@@ -64,9 +64,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     // looks rows up by key, where the generic plan is the plan.
     let connect = PgConnectOptions::from_str(&config.database_url)?
         .options([("plan_cache_mode", "force_generic_plan")]);
-    // No ping before each use: sqlx pings on release already (see the API's pool).
-    let pool = PgPoolOptions::new()
-        .test_before_acquire(false)
+    let pool = service::postgres_pool::options()
         .max_connections(config.database_pool_size)
         .acquire_timeout(Duration::from_secs(5))
         .connect_lazy_with(connect);

@@ -9,6 +9,8 @@
 //!   under a limit, request ids, bearer tokens, the error envelope and the one response writer.
 //! - [`health`]: liveness, readiness from named probes, the metrics exposition.
 //! - [`shutdown`]: the signal every listener and loop stops on.
+//! - `postgres_pool` (cargo feature `postgres`): the Postgres pool's options (when a connection
+//!   is pinged before use).
 //! - `redis_connection` (cargo feature `redis`): Redis connections that fail fast while it is
 //!   away.
 //! - `storage` (cargo feature `storage`): object storage settings and the S3 client.
@@ -22,6 +24,8 @@
 pub mod config;
 pub mod health;
 pub mod http;
+#[cfg(feature = "postgres")]
+pub mod postgres_pool;
 mod process;
 #[cfg(feature = "redis")]
 pub mod redis_connection;

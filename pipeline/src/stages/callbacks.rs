@@ -229,13 +229,22 @@ async fn apply_all(
     let waits = writes.write(tx).await?;
     answers
         .into_iter()
-        .map(|planned| match planned {
+        .zip(events)
+        .map(|(planned, (_, span))| match planned {
             Planned::Now(answer) => Ok(applied(answer, None)),
             Planned::Settled(i) => {
                 let settled = &writes.settled[i];
+                // Its row is locked by this transaction: it cannot have gone.
                 let seconds = *waits.get(&settled.session_id).ok_or_else(|| {
-                    Error::Contract(format!("session {} did not settle", settled.session_id))
+                    Error::Invalid(format!("session {} did not settle", settled.session_id))
                 })?;
+                span.in_scope(|| {
+                    tracing::info!(
+                        status = settled.status.as_str(),
+                        waited_seconds = seconds,
+                        "callback session settled"
+                    )
+                });
                 let answer = Answer::Settled {
                     status: settled.status,
                 };
@@ -543,14 +552,6 @@ impl Writes {
         .bind(&self.settle_errors)
         .fetch_all(&mut **tx)
         .await?;
-        for (settled, (_, seconds)) in self.settled.iter().zip(&waits) {
-            tracing::info!(
-                session = %settled.session_id,
-                status = settled.status.as_str(),
-                waited_seconds = seconds,
-                "callback session settled"
-            );
-        }
         Ok(waits.into_iter().collect())
     }
 
