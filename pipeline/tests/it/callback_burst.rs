@@ -246,6 +246,113 @@ async fn one_partitions_events_apply_in_order_and_a_bad_one_alone_is_dead_letter
     assert_eq!(audits, 3, "a-1 settled, b-1 accepted, b-2 settled");
 }
 
+/// Another partition's writer records a vendor event id (for another session) while a batch
+/// holding the same id is being applied: the batch's look-up does not see it yet, its insert
+/// waits for it and then inserts nothing, and the batch is applied again one event at a time,
+/// so the event is a duplicate there and the next one of the batch settles the session.
+#[tokio::test]
+async fn an_event_id_recorded_meanwhile_by_another_partition_is_a_duplicate() {
+    let pool = database().await;
+    let tenant = Uuid::new_v4();
+    let sessions = open_sessions(&pool, tenant, 2).await;
+    let (other, ours) = (sessions[0], sessions[1]);
+    // The other partition's transaction, not committed yet.
+    let mut theirs = pool.begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO app_callback_events (id, tenant_id, app_name, session_id, event_id, \
+         external_id, status, outcome, received_at) \
+         VALUES ($1, $2, $3, $4, 'shared-1', 'ext-' || $4, 'completed', 'settled', now())",
+    )
+    .bind(Uuid::now_v7())
+    .bind(tenant)
+    .bind(APP)
+    .bind(other)
+    .execute(&mut *theirs)
+    .await
+    .expect("their event");
+    let event = |event_id: &str| {
+        Envelope::new(
+            Some(tenant),
+            Principal::system("vendor-webhook"),
+            "req-raced",
+            None,
+            Event {
+                session_id: ours,
+                app_name: APP.into(),
+                external_id: format!("ext-{ours}"),
+                event_id: event_id.into(),
+                status: EventStatus::Completed,
+                output: Some(json!({"verified": true})),
+                error: None,
+            },
+        )
+    };
+    let topic = fresh_callbacks_topic().await;
+    let producer = producer("raced-test");
+    // Both on the log before the consumer starts: one batch.
+    for envelope in [event("shared-1"), event("ours-2")] {
+        let id = envelope.id.to_string();
+        producer
+            .send_raw(
+                &topic,
+                &ours.as_bytes()[..],
+                &envelope.encode().expect("encode"),
+                &[("id", id.as_bytes())],
+            )
+            .await
+            .expect("produced");
+    }
+    let group = format!("callback-raced-{}", Uuid::new_v4().simple());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(consumer(&topic, &group, Duration::from_millis(200)).run(
+        StageHandler::new(CallbacksStage, pool.clone(), None),
+        stop.clone().cancelled_owned(),
+    ));
+    // The batch's insert waits for their row; then they commit.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+             AND query LIKE 'INSERT INTO app_callback_events%'",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("activity");
+        if waiting > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the batch never reached its insert"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    theirs.commit().await.expect("their commit");
+    wait_for_recorded(&pool, tenant, 2).await;
+    stop.cancel();
+    running
+        .await
+        .expect("join")
+        .expect("the consumer stops cleanly");
+
+    let mut outcomes: Vec<(Uuid, String, String)> = sqlx::query_as(
+        "SELECT session_id, event_id, outcome FROM app_callback_events WHERE tenant_id = $1",
+    )
+    .bind(tenant)
+    .fetch_all(&pool)
+    .await
+    .expect("events");
+    outcomes.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        outcomes,
+        [
+            (ours, "ours-2".to_owned(), "settled".to_owned()),
+            (other, "shared-1".to_owned(), "settled".to_owned()),
+        ],
+        "the shared id recorded once, by them; ours-2 settled our session"
+    );
+}
+
 /// `count` pending sessions of the tenant's app, as the runs stage opens them (no run: the
 /// stage resumes none).
 async fn open_sessions(pool: &PgPool, tenant: Uuid, count: usize) -> Vec<Uuid> {
