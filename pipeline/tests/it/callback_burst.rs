@@ -158,18 +158,7 @@ async fn one_partitions_events_apply_in_order_and_a_bad_one_alone_is_dead_letter
     // One key for all: one partition, one lane, one order.
     let send = |envelope: Envelope<Event>| {
         let (producer, topic) = (producer.clone(), topic.clone());
-        async move {
-            let id = envelope.id.to_string();
-            producer
-                .send_raw(
-                    &topic,
-                    &a.as_bytes()[..],
-                    &envelope.encode().expect("encode"),
-                    &[("id", id.as_bytes())],
-                )
-                .await
-                .expect("produced");
-        }
+        async move { send_keyed(&producer, &topic, a, &envelope).await }
     };
     for envelope in [
         event(b, "b-1", EventStatus::Pending),
@@ -291,16 +280,7 @@ async fn an_event_id_recorded_meanwhile_by_another_partition_is_a_duplicate() {
     let producer = producer("raced-test");
     // Both on the log before the consumer starts: one batch.
     for envelope in [event("shared-1"), event("ours-2")] {
-        let id = envelope.id.to_string();
-        producer
-            .send_raw(
-                &topic,
-                &ours.as_bytes()[..],
-                &envelope.encode().expect("encode"),
-                &[("id", id.as_bytes())],
-            )
-            .await
-            .expect("produced");
+        send_keyed(&producer, &topic, ours, &envelope).await;
     }
     let group = format!("callback-raced-{}", Uuid::new_v4().simple());
     let stop = tokio_util::sync::CancellationToken::new();
@@ -370,6 +350,26 @@ async fn open_sessions(pool: &PgPool, tenant: Uuid, count: usize) -> Vec<Uuid> {
     .await
     .expect("sessions");
     ids
+}
+
+/// Produces `envelope` on `topic` under `key` (one key: one partition, in order), with its id
+/// header as the route sends it.
+async fn send_keyed(
+    producer: &topics::Producer,
+    topic: &str,
+    key: Uuid,
+    envelope: &Envelope<Event>,
+) {
+    let id = envelope.id.to_string();
+    producer
+        .send_raw(
+            topic,
+            &key.as_bytes()[..],
+            &envelope.encode().expect("encode"),
+            &[("id", id.as_bytes())],
+        )
+        .await
+        .expect("produced");
 }
 
 async fn fresh_callbacks_topic() -> String {
