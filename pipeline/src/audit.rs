@@ -26,26 +26,7 @@ pub(crate) async fn record<B>(
     command: &Envelope<B>,
     event: AuditEvent,
 ) -> Result<(), Error> {
-    let actor = &command.principal;
-    sqlx::query(
-        "INSERT INTO audit_events (id, tenant_id, action, actor_type, actor_id, actor_name, \
-         subject_type, subject_id, payload, request_id, command_id, occurred_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now())",
-    )
-    .bind(Uuid::now_v7())
-    .bind(command.tenant)
-    .bind(event.action)
-    .bind(actor_type(actor.kind))
-    .bind(&actor.id)
-    .bind(&actor.name)
-    .bind(event.subject_type)
-    .bind(&event.subject_id)
-    .bind(&event.payload)
-    .bind(&command.request_id)
-    .bind(command.id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    record_all(tx, &[Row::of(command, event)]).await
 }
 
 /// An audit row of a batch, written with the others by [`record_all`].
