@@ -31,6 +31,7 @@ mod replies;
 mod routes;
 mod serve;
 mod session_call;
+mod session_versions;
 mod state;
 mod version_schemas;
 

@@ -4,6 +4,7 @@
 //! `WEBHOOK_PUBLIC_URL`). The webhook and hand-off routes add what their export reads.
 
 use readers::callbacks::Target;
+use readers::callbacks::session_version::SessionVersion;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -11,22 +12,27 @@ use crate::error::Error;
 use crate::install_secrets;
 use crate::state::State;
 
-/// The request's common part; the secrets are opened for this call only.
-pub(crate) fn request(state: &State, target: &Target) -> Result<Value, Error> {
+/// The request's common part for the session `target` started by `version`; the secrets are
+/// opened for this call only.
+pub(crate) fn request(
+    state: &State,
+    target: &Target,
+    version: &SessionVersion,
+) -> Result<Value, Error> {
     let app = target.app_name.as_str();
     let secrets = install_secrets::open(state, target.tenant_id, app, target.sealed_secrets())?;
     let mut call = json!({ "id": Uuid::now_v7(), "tenantId": target.tenant_id });
     if let Some(base) = &state.config.webhook_public_url {
-        call["callbackUrl"] = Value::String(callback_url(base, app, target.publisher));
+        call["callbackUrl"] = Value::String(callback_url(base, app, version.publisher));
     }
     Ok(json!({
-        "module": target.sha256,
-        "app": { "name": app, "version": target.version },
+        "module": version.sha256,
+        "app": { "name": app, "version": version.version },
         "call": call,
         "config": target.config.clone().unwrap_or_else(|| json!({})),
         "secrets": secrets,
         "hosts": target.approved_hosts.clone().unwrap_or_default(),
-        "memoryMiB": target.manifest["memoryMiB"],
+        "memoryMiB": version.manifest["memoryMiB"],
     }))
 }
 

@@ -18,6 +18,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::callbacks::Target;
 use readers::callbacks::handoff;
+use readers::callbacks::session_version::SessionVersion;
 use readers::submissions::{self, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -87,10 +88,14 @@ pub(crate) async fn handoff(
         .await?
         .filter(|session| session.installed)
         .ok_or(Error::HandoffUnavailable)?;
-    if state.is_blocked(&session.sha256) {
+    let version = state
+        .session_versions
+        .get(&state.pool, session.version_id)
+        .await?;
+    if state.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
-    let request = handoff_request(state, &session)?;
+    let request = handoff_request(state, &session, &version)?;
     let answered = runner
         .handoff(&request, request_id)
         .await
@@ -122,8 +127,12 @@ async fn own_submission(
         .ok_or(Error::NotFound)
 }
 
-fn handoff_request(state: &State, session: &Target) -> Result<Value, Error> {
-    let mut request = session_call::request(state, session)?;
+fn handoff_request(
+    state: &State,
+    session: &Target,
+    version: &SessionVersion,
+) -> Result<Value, Error> {
+    let mut request = session_call::request(state, session, version)?;
     request["externalId"] = Value::String(session.external_id.clone());
     Ok(request)
 }

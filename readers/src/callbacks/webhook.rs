@@ -1,9 +1,10 @@
 //! What the vendor webhook routes (SPEC §4.8) read before any module code runs: where the
 //! publisher's newest published version says a webhook's external id is ([`external_id_source`]),
-//! the session an external id names with its tenant's install, the version that started it and
-//! whether another tenant's session has the same id ([`find`]), and whether an event id was
-//! already recorded ([`recorded_event`]); and after, what recording one event message came to
-//! ([`recording`]), when the stage's reply did not reach the route.
+//! the session an external id names with its tenant's install and whether another tenant's
+//! session has the same id ([`find`]; the version that started it is read apart, and kept:
+//! [`super::session_version`]), and whether an event id was already recorded
+//! ([`recorded_event`]); and after, what recording one event message came to ([`recording`]),
+//! when the stage's reply did not reach the route.
 //!
 //! [`find`] is the one read of this crate that does not start from a tenant: the platform route
 //! serves every tenant and learns the tenant from the session. It sees only sessions started by
@@ -13,7 +14,7 @@ use serde_json::Value;
 use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::target::{Target, target_columns};
+use super::target::{Target, install_joins, target_columns};
 use crate::apps::newest_first;
 use crate::{Error, Tenant};
 
@@ -57,17 +58,32 @@ pub async fn external_id_source(
         .and_then(|(_, source)| source))
 }
 
+/// The session an external id names, and whether it names sessions of several tenants.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct Named {
+    #[sqlx(flatten)]
+    pub target: Target,
+    /// Whether a platform version's session of another tenant has the same external id: the
+    /// platform route cannot tell such sessions apart (always false for a tenant's own version).
+    pub shared_with_another_tenant: bool,
+}
+
 /// The session of `app` the vendor's `external_id` names for `publisher`: a pending one first,
 /// else the newest (so a vendor that reuses ids across tenants or time reaches the session
-/// still waiting).
+/// still waiting). The sessions with the id are read once: for the one chosen, and for the
+/// tenants they belong to.
 pub async fn find(
     pool: &PgPool,
     publisher: Publisher,
     app: &str,
     external_id: &str,
-) -> Result<Option<Target>, Error> {
-    let mut query =
-        QueryBuilder::<Postgres>::new(concat!(target_columns!(), "WHERE s.app_name = "));
+) -> Result<Option<Named>, Error> {
+    let mut query = QueryBuilder::<Postgres>::new(
+        "WITH named AS (SELECT s.id, s.tenant_id, s.app_name, s.action, s.external_id, \
+           s.status, s.version_id, s.created_at \
+         FROM app_callback_sessions s JOIN app_versions v ON v.id = s.version_id \
+         WHERE s.app_name = ",
+    );
     query.push_bind(app);
     query.push(" AND s.external_id = ");
     query.push_bind(external_id);
@@ -82,7 +98,13 @@ pub async fn find(
             query.push_bind(tenant);
         }
     }
-    query.push(" ORDER BY s.status = 'pending' DESC, s.created_at DESC LIMIT 1");
+    query.push(concat!(
+        ") SELECT ",
+        target_columns!(),
+        ", (SELECT count(DISTINCT tenant_id) > 1 FROM named) AS shared_with_another_tenant \
+         FROM (SELECT * FROM named ORDER BY status = 'pending' DESC, created_at DESC LIMIT 1) s",
+        install_joins!(),
+    ));
     Ok(query.build_query_as().fetch_optional(pool).await?)
 }
 

@@ -28,6 +28,7 @@ use backon::{ExponentialBuilder, Retryable};
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::callbacks::Target;
+use readers::callbacks::session_version::SessionVersion;
 use readers::callbacks::webhook::{self, Publisher};
 use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
 use serde::Deserialize;
@@ -92,14 +93,15 @@ pub(crate) async fn receive(
         }
     };
 
-    let target = webhook::find(&state.pool, publisher, app, &external_id)
+    let named = webhook::find(&state.pool, publisher, app, &external_id)
         .await?
         .ok_or(Error::NotFound)?;
+    let target = named.target;
     // From here the request is the session's tenant's: its span and lines say so.
     let span = tracing::Span::current();
     span.record("svc.tenant_id", tracing::field::display(target.tenant_id));
     span.record("svc.app.name", app);
-    if target.shared_with_another_tenant {
+    if named.shared_with_another_tenant {
         // Vendors give each account its ids; two tenants' sessions with one id cannot be told
         // apart here, and either tenant's module would run with the other's event.
         tracing::warn!(
@@ -113,11 +115,15 @@ pub(crate) async fn receive(
     if !target.installed {
         return Err(Error::AppNotInstalled);
     }
-    if state.is_blocked(&target.sha256) {
+    let version = state
+        .session_versions
+        .get(&state.pool, target.version_id)
+        .await?;
+    if state.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     // A repeat whose event id the version lets us read is answered without running the module.
-    if let Some(event_id) = arrived.event_id(&target.manifest)
+    if let Some(event_id) = arrived.event_id(&version.manifest)
         && state
             .recorded_events
             .contains(target.tenant_id, &target.app_name, &event_id)
@@ -127,7 +133,14 @@ pub(crate) async fn receive(
     }
 
     let module_request = request::of(&parts.method, &parts.headers, query, &body);
-    let answered = handle(state, runner, &target, module_request, request_id).await?;
+    let answered = handle(
+        state,
+        runner,
+        (&target, &version),
+        module_request,
+        request_id,
+    )
+    .await?;
     let event = match read_answer(answered)? {
         Some(event) => event,
         None => {
@@ -146,7 +159,7 @@ pub(crate) async fn receive(
             reason: "bad_output",
         });
     }
-    let event = checked(event, &target, &state.version_schemas);
+    let event = checked(event, (&target, &version), &state.version_schemas);
     storable(&event)?;
     record(state, &target, event, request_id).await
 }
@@ -168,11 +181,11 @@ fn publisher(app: &str, tenant: Option<&str>) -> Result<Publisher, Error> {
 async fn handle(
     state: &State,
     runner: &runner::client::RunnerClient,
-    target: &Target,
+    (target, version): (&Target, &SessionVersion),
     module_request: Value,
     request_id: &str,
 ) -> Result<CallAnswer, Error> {
-    let mut request = session_call::request(state, target)?;
+    let mut request = session_call::request(state, target, version)?;
     request["request"] = module_request;
     let attempt = || runner.handle_webhook(&request, request_id);
     // Only what the runner answers at once is asked again: an unreachable runner may be one
@@ -225,7 +238,11 @@ fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
 
 /// The event as it is recorded: a completed event whose output the action's output schema
 /// refuses fails the session instead (the run must never see an output outside its schema).
-fn checked(event: ModuleEvent, target: &Target, schemas: &VersionSchemas) -> Event {
+fn checked(
+    event: ModuleEvent,
+    (target, version): (&Target, &SessionVersion),
+    schemas: &VersionSchemas,
+) -> Event {
     let mut event = Event {
         session_id: target.session_id,
         app_name: target.app_name.clone(),
@@ -239,8 +256,8 @@ fn checked(event: ModuleEvent, target: &Target, schemas: &VersionSchemas) -> Eve
         let output = event.output.clone().unwrap_or(Value::Null);
         let output_schema = SchemaOf::Output(&target.action);
         let checked = schemas.check(
-            target.version_id,
-            &target.manifest,
+            version.id,
+            &version.manifest,
             output_schema,
             &output,
             "/output",
