@@ -1,6 +1,6 @@
 //! The webhook burst's lighter generator: `loadtests/webhooks.js` in Rust, for the passes where
 //! k6's own CPU decides the figure on two cores (k6 spends about 0.4 ms of CPU a webhook; this
-//! about a tenth of it). Same deliveries, same open loop: delivery `i` is sent at `i / RATE`
+//! about a quarter of it). Same deliveries, same open loop: delivery `i` is sent at `i / RATE`
 //! seconds whether or not earlier ones were answered, at most `max(300, RATE)` in flight (k6's
 //! `maxVUs`; a delivery due while that many wait is dropped and counted, as k6 drops
 //! iterations). It writes what `loadtests/webhooks/run` reads of k6: a summary in k6's
