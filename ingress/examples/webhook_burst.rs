@@ -22,15 +22,13 @@ use serde_json::{Value, json};
 /// What one delivery came to.
 #[derive(Debug, Default)]
 struct Tally {
-    /// Milliseconds from send to the whole answer read, of every answered delivery.
+    /// Milliseconds from send to the whole answer read, or to the failure (as k6 counts).
     durations: Vec<f64>,
     received: u64,
     duplicate: u64,
     stale: u64,
     /// Any other answer, or none (a connection that failed).
     refused: u64,
-    /// Deliveries that got no answer at all (counted in `refused` too).
-    failed: u64,
     /// Deliveries answered neither 200 nor 202, or not at all (k6's failed check).
     not_2xx: u64,
     /// `received <eventId>` and `stale <eventId>` lines.
@@ -49,8 +47,9 @@ fn delivery(prefix: &str, settled: u64, i: u64) -> (String, String) {
         return (format!("{prefix}-{n}"), format!("{prefix}-e-{n}"));
     }
     if slot < 9 {
-        // A repeat of a fresh event sent one to six blocks (10 to 60 deliveries) earlier.
-        let n = (block.saturating_sub(1 + i % 6)) * 7 + i % 7;
+        // A repeat of a fresh event sent one to six blocks (10 to 60 deliveries) earlier; in
+        // the first blocks, the first event (as `Math.max(0, ...)` there).
+        let n = ((block as i64 - 1 - (i % 6) as i64) * 7 + (i % 7) as i64).max(0);
         return (format!("{prefix}-{n}"), format!("{prefix}-e-{n}"));
     }
     let j = block % settled.max(1);
@@ -127,12 +126,12 @@ async fn burst(
                     Ok(response) => {
                         let status = response.status().as_u16();
                         let body: Value = response.json().await.unwrap_or(Value::Null);
-                        Some((status, body, sent.elapsed()))
+                        Some((status, body))
                     }
                     Err(_) => None,
                 };
                 drop(permit);
-                record(&tally, &event_id, answer);
+                record(&tally, &event_id, answer, sent.elapsed());
             });
         }
         // Reap what finished, so the set does not grow with the run.
@@ -144,15 +143,14 @@ async fn burst(
     (tally, dropped)
 }
 
-fn record(tally: &Mutex<Tally>, event_id: &str, answer: Option<(u16, Value, Duration)>) {
+fn record(tally: &Mutex<Tally>, event_id: &str, answer: Option<(u16, Value)>, took: Duration) {
     let mut tally = tally.lock().expect("tally");
-    let Some((status, body, took)) = answer else {
+    tally.durations.push(took.as_secs_f64() * 1000.0);
+    let Some((status, body)) = answer else {
         tally.refused += 1;
-        tally.failed += 1;
         tally.not_2xx += 1;
         return;
     };
-    tally.durations.push(took.as_secs_f64() * 1000.0);
     if status != 200 && status != 202 {
         tally.not_2xx += 1;
     }
@@ -173,13 +171,16 @@ fn record(tally: &Mutex<Tally>, event_id: &str, answer: Option<(u16, Value, Dura
 fn summary(tally: &Tally, dropped: u64) -> Value {
     let mut durations = tally.durations.clone();
     durations.sort_by(f64::total_cmp);
+    // Interpolated between the two nearest ranks, as k6's trends are.
     let at = |q: f64| -> f64 {
-        if durations.is_empty() {
+        let Some(last) = durations.len().checked_sub(1) else {
             return 0.0;
-        }
-        durations[((durations.len() - 1) as f64 * q).round() as usize]
+        };
+        let rank = last as f64 * q;
+        let (below, above) = (rank.floor() as usize, rank.ceil() as usize);
+        durations[below] + (durations[above] - durations[below]) * (rank - below as f64)
     };
-    let sent = durations.len() as u64 + tally.failed;
+    let sent = durations.len() as u64;
     json!({
         "metrics": {
             "http_req_duration": {"med": at(0.5), "p(90)": at(0.9), "p(99)": at(0.99), "max": at(1.0)},

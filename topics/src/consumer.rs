@@ -44,11 +44,12 @@ use self::assignment::Assignment;
 use crate::{Cluster, Error, Producer, catalogue};
 
 /// How long the broker may hold a fetch that finds no data: it answers as soon as data arrives,
-/// so this bounds only an idle wait, and what a partition resumed during it (a lane's
-/// back-pressure lifted) waits to be fetched again, which is up to a second already (see
-/// `lane`). At 100 ms a pipeline's twelve idle consumers made 120 fetches a second, most of
-/// what it and the broker spent at rest; at 500 ms still 24 (BENCHMARKS.md "Twice the
-/// webhooks": at rest).
+/// so this bounds only an idle wait, and what a partition resumed (a lane's back-pressure
+/// lifted) or newly assigned during it waits to be fetched, when the broker's other
+/// partitions are idle: up to a second, as a resume could wait already (see `lane`). At
+/// 100 ms a pipeline's twelve idle consumers made 120 fetches a second, most of what it and
+/// the broker spent at rest; at 500 ms still 24 (BENCHMARKS.md "Twice the webhooks": at
+/// rest).
 pub const FETCH_WAIT: Duration = Duration::from_secs(1);
 
 /// What a handler's failure means for the message.
