@@ -6,7 +6,8 @@
 //! calls' outcomes), [`documents`] (a subject's documents), [`cases`] (cases decided and
 //! their SLA deadlines), [`backtests`] (backtests recorded, then run), [`endpoints`] (tenants'
 //! webhook endpoints, deliveries retried by hand), [`outbound`] (outbound events recorded with
-//! their deliveries, notifications) and [`notifications`] (read marks).
+//! their deliveries, notifications) and [`notifications`] (read marks); [`version_lock`] orders
+//! a version's status changes after the installs that read its status.
 //! [`Consuming`] runs each stage's consumer, reporting its state on `/healthz`.
 
 pub(crate) mod apps;
@@ -21,6 +22,7 @@ pub(crate) mod installs;
 pub(crate) mod notifications;
 pub(crate) mod outbound;
 pub(crate) mod runs;
+mod version_lock;
 
 use std::time::Duration;
 

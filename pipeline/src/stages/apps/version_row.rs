@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
+use crate::stages::version_lock;
 
 /// A version being changed.
 #[derive(Debug)]
@@ -18,13 +19,15 @@ pub(super) struct VersionRow {
     pub(super) status: VersionStatus,
 }
 
-/// Locks the publisher's (`None`: the platform's) version `id` of app `name`.
+/// Locks the publisher's (`None`: the platform's) version `id` of app `name`, after the
+/// installs reading its status committed (`version_lock`).
 pub(super) async fn lock(
     tx: &mut Transaction<'_, Postgres>,
     publisher: Option<Uuid>,
     name: &str,
     id: Uuid,
 ) -> Result<Option<VersionRow>, Error> {
+    version_lock::transition(tx, id).await?;
     let row: Option<(String, String, String)> = sqlx::query_as(
         "SELECT version, sha256, status FROM app_versions \
          WHERE tenant_id IS NOT DISTINCT FROM $1 AND name = $2 AND id = $3 FOR UPDATE",

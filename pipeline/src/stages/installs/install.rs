@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
+use crate::stages::version_lock;
 
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
@@ -22,13 +23,14 @@ pub(super) async fn apply(
     enabled: bool,
     config: &Value,
 ) -> Result<Outcome<Answer>, Error> {
-    // FOR SHARE: a withdraw of this version waits for this install, so the two apply in order.
-    // The secrets stored for the install come along (the same key's commands apply serially).
+    // A withdraw of this version waits for this install, so the two apply in order
+    // (`version_lock`). The secrets stored for the install come along (the same key's commands
+    // apply serially).
+    version_lock::install(tx, version_id).await?;
     let version: Option<(String, Value, Vec<String>)> = sqlx::query_as(
         "SELECT v.status, v.manifest, ARRAY(SELECT s.name FROM app_secrets s \
          WHERE s.tenant_id = $3 AND s.app_name = $2) FROM app_versions v \
-         WHERE v.id = $1 AND v.name = $2 AND (v.tenant_id IS NULL OR v.tenant_id = $3) \
-         FOR SHARE OF v",
+         WHERE v.id = $1 AND v.name = $2 AND (v.tenant_id IS NULL OR v.tenant_id = $3)",
     )
     .bind(version_id)
     .bind(name)
