@@ -28,18 +28,22 @@ fn key(id: Uuid) -> i32 {
 
 /// Holds version `id` for a transition until the transaction ends.
 pub(crate) async fn transition(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<(), Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1, $2)")
-        .bind(VERSIONS)
-        .bind(key(id))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    hold(tx, "SELECT pg_advisory_xact_lock($1, $2)", id).await
 }
 
 /// Holds version `id` for an install until the transaction ends: installs go on together, a
 /// transition waits for them.
 pub(crate) async fn install(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<(), Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock_shared($1, $2)")
+    hold(tx, "SELECT pg_advisory_xact_lock_shared($1, $2)", id).await
+}
+
+/// Takes version `id`'s lock with `lock`, one of the two-key advisory lock functions.
+async fn hold(
+    tx: &mut Transaction<'_, Postgres>,
+    lock: &'static str,
+    id: Uuid,
+) -> Result<(), Error> {
+    sqlx::query(lock)
         .bind(VERSIONS)
         .bind(key(id))
         .execute(&mut **tx)
