@@ -31,8 +31,8 @@ mod replies;
 mod routes;
 mod serve;
 mod session_call;
-mod session_versions;
 mod state;
+mod stored_versions;
 mod version_schemas;
 
 pub use auth::claims::Kind;

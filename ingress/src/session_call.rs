@@ -3,8 +3,8 @@
 //! with its callback URL (SPEC §4.8: the route of the version's publisher, on
 //! `WEBHOOK_PUBLIC_URL`). The webhook and hand-off routes add what their export reads.
 
+use readers::apps::stored_version::StoredVersion;
 use readers::callbacks::Target;
-use readers::callbacks::session_version::SessionVersion;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -17,7 +17,7 @@ use crate::state::State;
 pub(crate) fn request(
     state: &State,
     target: &Target,
-    version: &SessionVersion,
+    version: &StoredVersion,
 ) -> Result<Value, Error> {
     let app = target.app_name.as_str();
     let secrets = install_secrets::open(state, target.tenant_id, app, target.sealed_secrets())?;

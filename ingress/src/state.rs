@@ -18,7 +18,7 @@ use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
 use crate::replies::Replies;
 use crate::routes::webhooks::{ExternalIdSources, RecordedEvents};
-use crate::session_versions::SessionVersions;
+use crate::stored_versions::StoredVersions;
 use crate::version_schemas::VersionSchemas;
 
 /// Shared state of the API; cheap to clone.
@@ -54,7 +54,7 @@ pub(crate) struct Inner {
     /// Compiled schemas of app versions (config, action input and output).
     pub(crate) version_schemas: VersionSchemas,
     /// The versions callback sessions run (webhooks, hand-offs).
-    pub(crate) session_versions: SessionVersions,
+    pub(crate) stored_versions: StoredVersions,
 }
 
 impl std::ops::Deref for State {
@@ -149,7 +149,7 @@ impl State {
             audit_exports: crate::routes::audit_export::exports(),
             external_id_sources: ExternalIdSources::default(),
             version_schemas: VersionSchemas::default(),
-            session_versions: SessionVersions::default(),
+            stored_versions: StoredVersions::default(),
         })))
     }
 }

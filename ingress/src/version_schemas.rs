@@ -4,9 +4,11 @@
 //! (`/configSchema`), a test call's input and a webhook event's output
 //! (`/actions/<action>/input`, `/output`) are checked against the compiled schema.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schema::Issue;
+use schema::manifest::default_config_schema;
 use schema::strict::Validator;
 use serde_json::Value;
 use uuid::Uuid;
@@ -45,11 +47,17 @@ impl SchemaOf<'_> {
         }
     }
 
-    fn in_manifest(self, manifest: &Value) -> &Value {
+    /// The schema in `manifest`, as stored or with its defaults filled in: a manifest that
+    /// declares no `configSchema` takes [`default_config_schema`] (an action's `input` and
+    /// `output` are required).
+    fn in_manifest(self, manifest: &Value) -> Cow<'_, Value> {
         match self {
-            SchemaOf::Config => &manifest["configSchema"],
-            SchemaOf::Input(action) => &manifest["actions"][action]["input"],
-            SchemaOf::Output(action) => &manifest["actions"][action]["output"],
+            SchemaOf::Config => match manifest.get("configSchema") {
+                Some(schema) => Cow::Borrowed(schema),
+                None => Cow::Owned(default_config_schema()),
+            },
+            SchemaOf::Input(action) => Cow::Borrowed(&manifest["actions"][action]["input"]),
+            SchemaOf::Output(action) => Cow::Borrowed(&manifest["actions"][action]["output"]),
         }
     }
 }
@@ -67,7 +75,7 @@ impl VersionSchemas {
     ) -> Result<(), Vec<Issue>> {
         let validator = self.0.get_with((version_id, which.key()), || {
             let schema = which.in_manifest(manifest);
-            schema::strict::compile(schema, "").ok().map(Arc::new)
+            schema::strict::compile(&schema, "").ok().map(Arc::new)
         });
         match validator {
             Some(validator) => schema::strict::check(&validator, instance, at),

@@ -1,5 +1,6 @@
 //! `PUT /apps/:name/install` and `DELETE /apps/:name/install?force=` (SPEC §3.4b, §4.7 rules 3-4).
-//! The API checks what it can alone: the version exists for the tenant, its module is not
+//! The API checks what it can alone: the tenant sees the version (its stored part, module and
+//! manifest, read once per API instance: `stored_versions.rs`), its module is not
 //! blocked (409 `app_blocked`), and `config` fits the version's `configSchema` (400 with the
 //! issues; the host never fills defaults). The installs stage decides the rest against the
 //! state it holds: the version is published (or the withdrawn one the install runs), no
@@ -47,14 +48,20 @@ pub(crate) async fn put(
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
     let install: Install = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let version = versions::get(
+    if !versions::is_visible(
         &state.pool,
         viewer(origin.caller),
         &name,
         install.version_id,
     )
     .await?
-    .ok_or(Error::NotFound)?;
+    {
+        return Err(Error::NotFound);
+    }
+    let version = state
+        .stored_versions
+        .get(&state.pool, install.version_id)
+        .await?;
     if state.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }

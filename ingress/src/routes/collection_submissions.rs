@@ -16,9 +16,9 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
+use readers::apps::stored_version::StoredVersion;
 use readers::callbacks::Target;
 use readers::callbacks::handoff;
-use readers::callbacks::session_version::SessionVersion;
 use readers::submissions::{self, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -89,7 +89,7 @@ pub(crate) async fn handoff(
         .filter(|session| session.installed)
         .ok_or(Error::HandoffUnavailable)?;
     let version = state
-        .session_versions
+        .stored_versions
         .get(&state.pool, session.version_id)
         .await?;
     if state.is_blocked(&version.sha256) {
@@ -130,7 +130,7 @@ async fn own_submission(
 fn handoff_request(
     state: &State,
     session: &Target,
-    version: &SessionVersion,
+    version: &StoredVersion,
 ) -> Result<Value, Error> {
     let mut request = session_call::request(state, session, version)?;
     request["externalId"] = Value::String(session.external_id.clone());

@@ -156,6 +156,27 @@ pub async fn get(
     Ok(row.map(AppVersion::from))
 }
 
+/// Whether the viewer sees version `id` of `name`: what an install asks before it reads the
+/// version's unchanging part from a cache ([`super::stored_version`]), since whether a tenant's
+/// own version is seen follows its status, which moves.
+pub async fn is_visible(
+    executor: impl PgExecutor<'_>,
+    viewer: Viewer,
+    name: &str,
+    id: Uuid,
+) -> Result<bool, Error> {
+    let sql = format!(
+        "SELECT EXISTS (SELECT FROM app_versions v WHERE {VISIBLE} AND v.name = $3 AND v.id = $4)"
+    );
+    Ok(sqlx::query_scalar(AssertSqlSafe(sql))
+        .bind(viewer.tenant.id())
+        .bind(viewer.sees_uploaded)
+        .bind(name)
+        .bind(id)
+        .fetch_one(executor)
+        .await?)
+}
+
 /// A platform version, whoever looks (the catalogue's own answers).
 pub async fn platform(
     executor: impl PgExecutor<'_>,

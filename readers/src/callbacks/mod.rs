@@ -1,11 +1,10 @@
 //! App callback sessions (SPEC §2.3): the list `GET /app-callbacks` answers ([`list`]), what
 //! the vendor webhook routes look up before any module code runs ([`webhook`]), and the session
 //! an applicant continues with the vendor ([`handoff`]); both find a [`Target`], and the version
-//! that started it ([`session_version`]).
+//! that started it ([`crate::apps::stored_version`]).
 
 pub mod handoff;
 mod list;
-pub mod session_version;
 mod target;
 mod total;
 pub mod webhook;

@@ -1,6 +1,6 @@
 //! A callback session with what running its module takes from the tenant's install (config,
 //! approved hosts, sealed secrets), read in one round trip. The version that started the
-//! session is read apart ([`super::session_version`]): a version never changes after upload, so
+//! session is read apart ([`crate::apps::stored_version`]): a version never changes after upload, so
 //! the routes keep it, and a webhook reads only what can change. The webhook routes and the
 //! hand-off route run a session's module alike.
 

@@ -2,7 +2,7 @@
 //! publisher's newest published version says a webhook's external id is ([`external_id_source`]),
 //! the session an external id names with its tenant's install and whether another tenant's
 //! session has the same id ([`find`]; the version that started it is read apart, and kept:
-//! [`super::session_version`]), and whether an event id was already recorded
+//! [`crate::apps::stored_version`]), and whether an event id was already recorded
 //! ([`recorded_event`]); and after, what recording one event message came to ([`recording`]),
 //! when the stage's reply did not reach the route.
 //!

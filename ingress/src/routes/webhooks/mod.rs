@@ -27,8 +27,8 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
+use readers::apps::stored_version::StoredVersion;
 use readers::callbacks::Target;
-use readers::callbacks::session_version::SessionVersion;
 use readers::callbacks::webhook::{self, Publisher};
 use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
 use serde::Deserialize;
@@ -116,7 +116,7 @@ pub(crate) async fn receive(
         return Err(Error::AppNotInstalled);
     }
     let version = state
-        .session_versions
+        .stored_versions
         .get(&state.pool, target.version_id)
         .await?;
     if state.is_blocked(&version.sha256) {
@@ -181,7 +181,7 @@ fn publisher(app: &str, tenant: Option<&str>) -> Result<Publisher, Error> {
 async fn handle(
     state: &State,
     runner: &runner::client::RunnerClient,
-    (target, version): (&Target, &SessionVersion),
+    (target, version): (&Target, &StoredVersion),
     module_request: Value,
     request_id: &str,
 ) -> Result<CallAnswer, Error> {
@@ -240,7 +240,7 @@ fn read_answer(answered: CallAnswer) -> Result<Option<ModuleEvent>, Error> {
 /// refuses fails the session instead (the run must never see an output outside its schema).
 fn checked(
     event: ModuleEvent,
-    (target, version): (&Target, &SessionVersion),
+    (target, version): (&Target, &StoredVersion),
     schemas: &VersionSchemas,
 ) -> Event {
     let mut event = Event {

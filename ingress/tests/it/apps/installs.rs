@@ -178,6 +178,35 @@ async fn uninstall_waits_for_pending_callbacks_unless_forced() {
 }
 
 #[tokio::test]
+async fn a_version_declaring_no_config_schema_takes_only_an_empty_config() {
+    // The API checks the config against the manifest as stored at upload (kept per version),
+    // where an undeclared `configSchema` is absent: the default still applies.
+    let tenant = Tenant::new();
+    let mut bare = manifest("bare", "1.0.0");
+    bare.as_object_mut().expect("object").remove("configSchema");
+    bare["secrets"] = json!([]);
+    let version = tenant
+        .published(module(&bare, &json!({"status": "ok", "output": {}})))
+        .await;
+    for _ in 0..2 {
+        // The second time from the kept version.
+        let (status, invalid) = tenant
+            .install(
+                "bare",
+                json!({"versionId": version["id"], "config": {"baseUrl": CONFIG}}),
+            )
+            .await;
+        assert_eq!(status, 400, "{invalid}");
+        assert_eq!(invalid["error"]["code"], "validation_error", "{invalid}");
+    }
+    let (status, installed) = tenant
+        .install("bare", json!({"versionId": version["id"], "config": {}}))
+        .await;
+    assert_eq!(status, 200, "{installed}");
+    assert_eq!(installed["config"], json!({}));
+}
+
+#[tokio::test]
 async fn a_secret_must_be_named_by_the_installed_or_a_published_version() {
     let tenant = Tenant::new();
     let mut with_token = manifest("named", "2.0.0");
