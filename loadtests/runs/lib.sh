@@ -151,6 +151,39 @@ print(', '.join(f'{k} {v:.0f}%' for v, k in top))
 PY
 }
 
+# Memory of each of the stack's processes by name (ingress, pipeline, runner, kafka, redis,
+# postgres: every backend and helper of the server summed), proportional set size in MiB (a
+# shared page counted once across Postgres's processes, not once per backend), one line
+# `name=MiB ...`; `memory_change before after` prints `name before -> after` for each.
+memory_now() {
+  python3 - <<'PY2'
+import os
+names = {'ingress': 'ingress', 'pipeline': 'pipeline', 'runner': 'runner', 'java': 'kafka',
+         'redis-server': 'redis', 'postgres': 'postgres'}
+seen = {}
+for pid in filter(str.isdigit, os.listdir('/proc')):
+    try:
+        with open(f'/proc/{pid}/comm') as f:
+            name = names.get(f.read().strip())
+        if name is None:
+            continue
+        with open(f'/proc/{pid}/smaps_rollup') as f:
+            pss = next(int(l.split()[1]) for l in f if l.startswith('Pss:'))
+    except (OSError, StopIteration):
+        continue
+    seen[name] = seen.get(name, 0) + pss
+print(' '.join(f'{k}={v / 1024:.0f}' for k, v in sorted(seen.items())))
+PY2
+}
+
+memory_change() { # before after
+  python3 - "$1" "$2" <<'PY2'
+import sys
+before, after = (dict(w.split('=') for w in line.split()) for line in sys.argv[1:3])
+print(', '.join(f'{k} {before.get(k, "-")} -> {after.get(k, "-")}' for k in sorted(after)))
+PY2
+}
+
 # Sets TOKENS (comma separated, one admin per tenant) and INSTALL_VERSION_ID: `$1` new tenants,
 # each with vendor-app's secret stored and installed through the API at API_URL, as
 # loadtests/install.js expects them.

@@ -27,8 +27,10 @@ use std::time::{Duration, Instant};
 use rdkafka::Statistics;
 use service::http::exposition::label_value;
 
-/// How often each client reports, when enabled.
-pub(crate) const INTERVAL_MS: u64 = 5_000;
+/// How often each client reports, when enabled: a scrape's usual interval, and the OTLP push's.
+/// Every report is a JSON document per client that librdkafka builds and we parse: at 5 s the
+/// pipeline's 13 clients cost it 0.38 % of a core at rest, a third of all it used.
+pub(crate) const INTERVAL_MS: u64 = 15_000;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 

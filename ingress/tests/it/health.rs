@@ -195,7 +195,7 @@ async fn every_process_serves_metrics_and_the_worker_its_core_metrics_on_the_nex
                 + 1
         )
     );
-    // Clients report every 5 s; a stage's consumer has its partitions once the group settled,
+    // Clients report every 15 s; a stage's consumer has its partitions once the group settled,
     // and fetches all the time (its round trips are measured even on an idle stack). A
     // partition's lag shows once its group committed an offset there (client_stats' own test).
     let wanted = [
