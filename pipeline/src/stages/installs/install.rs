@@ -14,6 +14,17 @@ use crate::Error;
 use crate::audit::{self, AuditEvent};
 use crate::stages::version_lock;
 
+/// What an install decides on of its version: of the manifest only its declared secrets and
+/// hosts (`manifest -> 'secrets'`, `-> 'hosts'`), never the whole document.
+#[derive(sqlx::FromRow)]
+struct Version {
+    status: String,
+    declared_secrets: Option<Value>,
+    hosts: Option<Value>,
+    /// The names of the secrets stored for the install.
+    stored: Vec<String>,
+}
+
 pub(super) async fn apply(
     tx: &mut Transaction<'_, Postgres>,
     command: &Envelope<Command>,
@@ -27,9 +38,10 @@ pub(super) async fn apply(
     // (`version_lock`). The secrets stored for the install come along (the same key's commands
     // apply serially).
     version_lock::install(tx, version_id).await?;
-    let version: Option<(String, Value, Vec<String>)> = sqlx::query_as(
-        "SELECT v.status, v.manifest, ARRAY(SELECT s.name FROM app_secrets s \
-         WHERE s.tenant_id = $3 AND s.app_name = $2) FROM app_versions v \
+    let version: Option<Version> = sqlx::query_as(
+        "SELECT v.status, v.manifest -> 'secrets' AS declared_secrets, v.manifest -> 'hosts' AS hosts, \
+         ARRAY(SELECT s.name FROM app_secrets s WHERE s.tenant_id = $3 AND s.app_name = $2) AS stored \
+         FROM app_versions v \
          WHERE v.id = $1 AND v.name = $2 AND (v.tenant_id IS NULL OR v.tenant_id = $3)",
     )
     .bind(version_id)
@@ -37,7 +49,13 @@ pub(super) async fn apply(
     .bind(tenant)
     .fetch_optional(&mut **tx)
     .await?;
-    let Some((status, manifest, stored)) = version else {
+    let Some(Version {
+        status,
+        declared_secrets,
+        hosts,
+        stored,
+    }) = version
+    else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
     let current: Option<(Uuid, bool)> = sqlx::query_as(
@@ -56,7 +74,7 @@ pub(super) async fn apply(
         ));
     }
     if enabled {
-        let missing = readers::apps::installs::missing(&manifest, &stored);
+        let missing = readers::apps::installs::missing(declared_secrets.as_ref(), &stored);
         if !missing.is_empty() {
             return Ok(Outcome::refused_with(
                 RefusalCode::AppNotConfigured,
@@ -65,8 +83,9 @@ pub(super) async fn apply(
             ));
         }
     }
-    let hosts: Vec<String> = manifest["hosts"]
-        .as_array()
+    let hosts: Vec<String> = hosts
+        .as_ref()
+        .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|h| h.as_str().map(str::to_owned))

@@ -131,7 +131,7 @@ fn checked(row: Row, app: &str, action: &str, blocked: &[Sha256]) -> Result<Targ
             format!("the install of {app} is disabled"),
         ));
     }
-    let missing = readers::apps::installs::missing(&row.manifest, &row.secret_names);
+    let missing = readers::apps::installs::missing(row.manifest.get("secrets"), &row.secret_names);
     if !missing.is_empty() {
         return Err(refused(
             "app_not_configured",
