@@ -53,7 +53,7 @@ pub(crate) struct Inner {
     pub(crate) external_id_sources: ExternalIdSources,
     /// Compiled schemas of app versions (config, action input and output).
     pub(crate) version_schemas: VersionSchemas,
-    /// The versions callback sessions run (webhooks, hand-offs).
+    /// Versions as stored at upload, by id (webhooks, hand-offs, installs).
     pub(crate) stored_versions: StoredVersions,
 }
 

@@ -12,8 +12,10 @@ use uuid::Uuid;
 
 use crate::error::Error;
 
-/// Versions remembered at once (a manifest is a few KiB).
-const CAPACITY: u64 = 10_000;
+/// Bytes of manifests remembered at once: a manifest is a few KiB, and may be as large as the
+/// runner lets a module answer (1 MiB), so the cache is bounded by what it holds, not by count
+/// (an admin can fill it with installs of their own unpublished versions, which answer 409).
+const CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Stored versions by id.
 #[derive(Debug)]
@@ -21,7 +23,12 @@ pub(crate) struct StoredVersions(moka::sync::Cache<Uuid, Arc<StoredVersion>>);
 
 impl Default for StoredVersions {
     fn default() -> Self {
-        Self(moka::sync::Cache::new(CAPACITY))
+        Self(
+            moka::sync::Cache::builder()
+                .max_capacity(CAPACITY_BYTES)
+                .weigher(|_, version: &Arc<StoredVersion>| weight(version))
+                .build(),
+        )
     }
 }
 
@@ -40,4 +47,11 @@ impl StoredVersions {
         self.0.insert(id, version.clone());
         Ok(version)
     }
+}
+
+/// What `version` weighs in the cache: its manifest's length as JSON, and its strings.
+fn weight(version: &StoredVersion) -> u32 {
+    let manifest = serde_json::to_vec(&version.manifest).map_or(0, |bytes| bytes.len());
+    let total = manifest + version.version.len() + version.sha256.len() + 64;
+    u32::try_from(total).unwrap_or(u32::MAX)
 }

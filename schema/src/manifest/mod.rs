@@ -1,8 +1,9 @@
 //! The app manifest (SPEC §2.8, §2.9): the JSON a module's `manifest` export answers, checked
 //! and turned into typed fields, with the defaults the platform applies to absent fields
 //! (`timeoutMs` 15000, `memoryMiB` 64, the closed `configSchema`): the "unfolded" manifest that
-//! uploads, installs (config validation), calls (input and output validation) and the version
-//! list all read.
+//! uploads, calls and the version list read. The API's install and webhook routes keep the
+//! manifest as stored and fill the one default their schema checks need (`configSchema`,
+//! `ingress/src/version_schemas.rs`).
 //!
 //! Checking runs in two steps, and collects every issue of both:
 //! 1. `shape`: the manifest against `runner/manifest.schema.json` (draft 2020-12, every

@@ -207,6 +207,33 @@ async fn a_version_declaring_no_config_schema_takes_only_an_empty_config() {
 }
 
 #[tokio::test]
+async fn an_uploaded_version_is_no_version_to_whoever_cannot_see_it() {
+    // The API asks whether the caller sees the version before it takes the version's stored
+    // part from its cache: a writer without apps:publish does not see an `uploaded` version
+    // (404, as for a version that does not exist), an admin does and the stage refuses it.
+    let tenant = Tenant::new();
+    let (status, uploaded) = tenant.upload(scoring("draft", "1.0.0")).await;
+    assert_eq!(status, 201, "{uploaded}");
+    let install =
+        json!({"versionId": uploaded["id"], "config": {"baseUrl": CONFIG}, "enabled": false});
+    let writer = token_with(tenant.id, &[], &["apps:write", "apps:read"]);
+    for _ in 0..2 {
+        let (status, refused) = tenant.install("draft", install.clone()).await;
+        assert_eq!(status, 409, "{refused}");
+        assert_eq!(refused["error"]["code"], "conflict", "{refused}");
+        let (status, hidden) = crate::support::apps::call_with(
+            &writer,
+            Method::PUT,
+            "/apps/draft/install",
+            Some(install.clone()),
+        )
+        .await;
+        assert_eq!(status, 404, "{hidden}");
+        assert_eq!(hidden["error"]["code"], "not_found", "{hidden}");
+    }
+}
+
+#[tokio::test]
 async fn a_secret_must_be_named_by_the_installed_or_a_published_version() {
     let tenant = Tenant::new();
     let mut with_token = manifest("named", "2.0.0");
