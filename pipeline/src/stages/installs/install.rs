@@ -14,8 +14,8 @@ use crate::Error;
 use crate::audit::{self, AuditEvent};
 use crate::stages::version_lock;
 
-/// What an install decides on of its version: of the manifest only its declared secrets and
-/// hosts (`manifest -> 'secrets'`, `-> 'hosts'`), never the whole document.
+/// What an install decides on: of its version's manifest only the declared secrets and hosts
+/// (`manifest -> 'secrets'`, `-> 'hosts'`), never the whole document; and the install as it is.
 #[derive(sqlx::FromRow)]
 struct Version {
     status: String,
@@ -23,6 +23,10 @@ struct Version {
     hosts: Option<Value>,
     /// The names of the secrets stored for the install.
     stored: Vec<String>,
+    /// The version the install runs, and whether it is enabled: `None` before the first
+    /// install.
+    running: Option<Uuid>,
+    running_enabled: Option<bool>,
 }
 
 pub(super) async fn apply(
@@ -38,10 +42,17 @@ pub(super) async fn apply(
     // (`version_lock`). The secrets stored for the install come along (the same key's commands
     // apply serially).
     version_lock::install(tx, version_id).await?;
+    // The version and the install as it is, locked, in one round trip (a lateral sub-select
+    // may lock the row it reads).
     let version: Option<Version> = sqlx::query_as(
-        "SELECT v.status, v.manifest -> 'secrets' AS declared_secrets, v.manifest -> 'hosts' AS hosts, \
-         ARRAY(SELECT s.name FROM app_secrets s WHERE s.tenant_id = $3 AND s.app_name = $2) AS stored \
+        "SELECT v.status, v.manifest -> 'secrets' AS declared_secrets, \
+           v.manifest -> 'hosts' AS hosts, \
+           ARRAY(SELECT s.name FROM app_secrets s WHERE s.tenant_id = $3 AND s.app_name = $2) \
+             AS stored, \
+           i.version_id AS running, i.enabled AS running_enabled \
          FROM app_versions v \
+         LEFT JOIN LATERAL (SELECT version_id, enabled FROM app_installs \
+           WHERE tenant_id = $3 AND app_name = $2 FOR UPDATE) i ON true \
          WHERE v.id = $1 AND v.name = $2 AND (v.tenant_id IS NULL OR v.tenant_id = $3)",
     )
     .bind(version_id)
@@ -54,18 +65,13 @@ pub(super) async fn apply(
         declared_secrets,
         hosts,
         stored,
+        running,
+        running_enabled,
     }) = version
     else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
-    let current: Option<(Uuid, bool)> = sqlx::query_as(
-        "SELECT version_id, enabled FROM app_installs WHERE tenant_id = $1 AND app_name = $2 \
-         FOR UPDATE",
-    )
-    .bind(tenant)
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let current: Option<(Uuid, bool)> = running.zip(running_enabled);
     let runs_it = current.is_some_and(|(running, _)| running == version_id);
     if !(status == "published" || (status == "withdrawn" && runs_it)) {
         return Ok(Outcome::refused(
