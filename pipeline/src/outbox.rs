@@ -17,8 +17,15 @@ use crate::workers::{Worker, WorkerState};
 
 /// Rows relayed per transaction.
 const BATCH: i64 = 256;
-/// Poll even without a notification, in case one was missed.
-const POLL: Duration = Duration::from_secs(1);
+/// Look even without a notification, in case one was missed (a notification is only sent by
+/// a commit that wrote rows, and is lost while the listening connection is down, which the
+/// relay hears of and looks then): every 10 s, where a look every second was four statements
+/// a second in an idle pipeline (BENCHMARKS.md "Twice the webhooks": at rest).
+const POLL: Duration = Duration::from_secs(10);
+/// Without notifications (`LISTEN` refused), the relay looks this often.
+const POLL_UNLISTENED: Duration = Duration::from_secs(1);
+/// How long the relay waits after a failed look before the next.
+const RETRY: Duration = Duration::from_secs(1);
 /// Arbitrary constant naming the relay's advisory lock.
 const RELAY_LOCK: i64 = 0x6f75_7462_6f78;
 
@@ -73,7 +80,11 @@ impl Relay {
                 Err(error) => {
                     self.worker.set(WorkerState::Retrying);
                     tracing::warn!(%error, "outbox relay failed; retrying");
-                    0
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(RETRY) => {}
+                    }
+                    continue;
                 }
             };
             if relayed as i64 == BATCH {
@@ -144,12 +155,16 @@ fn header_pairs(headers: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// Waits for a notification, for [`POLL`], or for the listening connection to be lost (then
+/// notifications may have been missed, and the relay looks at once; the next wait reconnects).
 async fn wait_for_notification(listener: &mut Option<PgListener>) {
     match listener {
-        Some(l) => {
-            let _ = tokio::time::timeout(POLL, l.recv()).await;
-        }
-        None => tokio::time::sleep(POLL).await,
+        Some(l) => match tokio::time::timeout(POLL, l.try_recv()).await {
+            Ok(Ok(_)) | Err(_) => {}
+            // Reconnecting failed: Postgres is away, and the look will say so.
+            Ok(Err(_)) => tokio::time::sleep(RETRY).await,
+        },
+        None => tokio::time::sleep(POLL_UNLISTENED).await,
     }
 }
 

@@ -1,5 +1,5 @@
 //! Maintenance that repeats until the stop signal: partitions made ahead, health minutes
-//! pruned, callback session counts folded. Each task logs its own failures and is tried again
+//! pruned, backtests swept, audit exports scheduled. Each task logs its own failures and is tried again
 //! at its next turn.
 
 use std::future::Future;

@@ -33,7 +33,7 @@ use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
     installs::InstallsStage,
 };
-use crate::timers;
+use crate::timers::{self, TimersSet};
 use crate::workers::Workers;
 use crate::{audit_exports, core_metrics, gauges, health_minutes, kept_counts, partitions};
 
@@ -90,6 +90,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         .notify(|error, wait| tracing::warn!(%error, ?wait, "redis not reachable yet; retrying"))
         .await?;
     let (history, history_publisher) = HistoryChanges::start(connection.clone(), stop.clone());
+    let timers_set = TimersSet::default();
     let consuming = stages::Consuming {
         cluster: config.kafka.clone(),
         pool: pool.clone(),
@@ -98,6 +99,7 @@ async fn run(config: Config, process: Process) -> RunResult {
         stop: stop.clone(),
         producer: producer.clone(),
         instance_id: config.group_instance_id.clone(),
+        timers: timers_set.clone(),
     };
     let calls = calls(&config, pool.clone(), history)?;
     let backtests = Runner::new(&pool, config.backtest_pace, stop.clone());
@@ -120,12 +122,14 @@ async fn run(config: Config, process: Process) -> RunResult {
     let run_timers = tokio::spawn(timers::relay::<RunTimers>(
         pool.clone(),
         producer.clone(),
+        timers_set.runs(),
         workers.register("run-timers"),
         stop.clone(),
     ));
     let case_timers = tokio::spawn(timers::relay::<CaseTimers>(
         pool.clone(),
         producer.clone(),
+        timers_set.cases(),
         workers.register("case-timers"),
         stop.clone(),
     ));

@@ -19,6 +19,7 @@ use crate::Error;
 use crate::inbox::{self, Entry};
 use crate::replies::Replies;
 use crate::task_failures::{self, Owner, Reason};
+use crate::timers::TimersSet;
 
 /// One concern of the write path.
 #[async_trait]
@@ -44,6 +45,10 @@ pub trait Stage: Send + Sync + 'static {
     /// rows say what each event came to says yes too (the callbacks stage: the webhook route
     /// answers the vendor from it); one whose commands nobody waits on says no.
     const REPLIES: bool = Self::INBOX;
+    /// Whether applying its commands may set timers (`run_timers`, `case_timers`): the
+    /// handler then wakes the process's timer relays after each commit and after the
+    /// after-commit steps, so a timer due now fires at once ([`crate::timers::TimersSet`]).
+    const SETS_TIMERS: bool = false;
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
     /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
@@ -153,6 +158,8 @@ pub struct StageHandler<S> {
     stage: S,
     pool: PgPool,
     replies: Option<Replies>,
+    /// The process's timer relays, woken when the stage sets timers.
+    timers: Option<TimersSet>,
 }
 
 impl<S> std::fmt::Debug for StageHandler<S> {
@@ -167,6 +174,19 @@ impl<S: Stage> StageHandler<S> {
             stage,
             pool,
             replies,
+            timers: None,
+        }
+    }
+
+    /// Wakes `timers` after each commit, when the stage [sets timers](Stage::SETS_TIMERS).
+    pub(crate) fn waking(mut self, timers: TimersSet) -> Self {
+        self.timers = S::SETS_TIMERS.then_some(timers);
+        self
+    }
+
+    fn timers_set(&self) {
+        if let Some(timers) = &self.timers {
+            timers.wake();
         }
     }
 
@@ -262,6 +282,7 @@ impl<S: Stage> StageHandler<S> {
             }
             fail::fail_point!("stage.before_commit");
             tx.commit().await?;
+            self.timers_set();
             fail::fail_point!("stage.after_commit");
         }
         for (i, first) in repeats {
@@ -332,6 +353,9 @@ impl<S: Stage> Handler for StageHandler<S> {
                 .await
                 .map_err(Error::into_handle_error)?;
         }
+        // The after-commit steps may have set timers of their own (a retry's, when a call
+        // failed).
+        self.timers_set();
         Ok(())
     }
 

@@ -4,10 +4,13 @@
 //! gets a second one finds nothing to do. Several pipelines share the work (`FOR UPDATE SKIP
 //! LOCKED`). Each table says how it is read ([`Timers`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::try_join_all;
 use sqlx::PgPool;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use topics::{Envelope, Message, Principal, Producer};
 use uuid::Uuid;
@@ -15,9 +18,17 @@ use uuid::Uuid;
 use crate::Error;
 use crate::workers::{Worker, WorkerState};
 
-/// How often due timers are looked for: a timer fires at most this late (plus its topic's
-/// queue), which is small beside the delays they carry (a retry's backoff of 2 s and up).
-const POLL: Duration = Duration::from_millis(250);
+/// The longest a relay sleeps without looking: what bounds how late a timer fires that no
+/// stage of this process woke it for (set by another pipeline that stopped before relaying
+/// it, or moved by hand). Shorter than the shortest delay a timer is set with by hand in the
+/// tests (2 s), so such a timer is still seen before it is due and fires on time.
+const IDLE: Duration = Duration::from_secs(2);
+/// The least time between two looks that a wake-up asks for: under a burst of settled
+/// callbacks every batch wakes the relay, and one look per gap serves them all. A timer due
+/// now fires at most this late (the fixed 250 ms poll before).
+const GAP: Duration = Duration::from_millis(50);
+/// How long a relay waits after a failed look before the next.
+const RETRY: Duration = Duration::from_secs(1);
 /// Timers relayed per transaction.
 const BATCH: i64 = 256;
 
@@ -26,8 +37,9 @@ pub(crate) trait Timers: Send + Sync + 'static {
     type Command: Message;
     /// The principal the commands act as.
     const ACTOR: &'static str;
-    /// Whether any row is due (one boolean, read without a lock).
-    const ANY_DUE: &'static str;
+    /// Seconds until the earliest timer is due (zero or less: due now), NULL when there is
+    /// none (one index probe, read without a lock).
+    const NEXT_DUE: &'static str;
     /// Selects up to `$1` due rows as `(row id, tenant, target, traceparent)`, locked, skipping
     /// locked ones; the command continues the trace its `traceparent` names (NULL: none).
     const DUE: &'static str;
@@ -38,44 +50,105 @@ pub(crate) trait Timers: Send + Sync + 'static {
     fn command(target: Uuid) -> Self::Command;
 }
 
-/// Relays `T`'s due timers until `stop`.
+/// Wakes this process's timer relays. A stage that may have set a timer wakes them once its
+/// transaction committed ([`crate::Stage::SETS_TIMERS`]), so a relay need not poll for
+/// timers it could not know of: between wake-ups it sleeps until the earliest timer it saw is
+/// due, or [`IDLE`]. At rest that is one look per table every 2 s, where a poll every 250 ms
+/// made eight statements a second (BENCHMARKS.md "Twice the webhooks": at rest).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TimersSet {
+    runs: Arc<Notify>,
+    cases: Arc<Notify>,
+}
+
+impl TimersSet {
+    /// After a commit that may have set timers: each relay looks again (once per [`GAP`]).
+    pub(crate) fn wake(&self) {
+        // A permit is kept when the relay is not waiting, so a wake-up during a look is not
+        // lost: the relay looks once more.
+        self.runs.notify_one();
+        self.cases.notify_one();
+    }
+
+    /// What wakes the run timers' relay.
+    pub(crate) fn runs(&self) -> Arc<Notify> {
+        self.runs.clone()
+    }
+
+    /// What wakes the case timers' relay.
+    pub(crate) fn cases(&self) -> Arc<Notify> {
+        self.cases.clone()
+    }
+}
+
+/// What one look at a timer table came to.
+enum Look {
+    /// This many due timers were relayed (zero: the due ones are another relay's, locked).
+    Relayed(usize),
+    /// None is due; the earliest is this far off (`None`: there is no timer at all).
+    Due(Option<Duration>),
+}
+
+/// Relays `T`'s due timers until `stop`, looking when woken and when the earliest timer is due.
 pub(crate) async fn relay<T: Timers>(
     pool: PgPool,
     producer: Producer,
+    woken: Arc<Notify>,
     worker: Worker,
     stop: CancellationToken,
 ) {
     loop {
-        let relayed = match relay_due::<T>(&pool, &producer).await {
-            Ok(n) => {
+        let looked = Instant::now();
+        let wait = match look::<T>(&pool, &producer).await {
+            Ok(look) => {
                 worker.set(WorkerState::Running);
-                n
+                match look {
+                    Look::Relayed(n) if n as i64 == BATCH => Duration::ZERO,
+                    // What is due next is read again at once.
+                    Look::Relayed(n) if n > 0 => Duration::ZERO,
+                    // Due rows another pipeline's relay holds: it relays them.
+                    Look::Relayed(_) => GAP,
+                    Look::Due(next) => next.map_or(IDLE, |next| next.min(IDLE)),
+                }
             }
             Err(error) => {
                 worker.set(WorkerState::Retrying);
                 tracing::warn!(%error, actor = T::ACTOR, "timers not relayed; retrying");
-                0
+                RETRY
             }
         };
-        if relayed as i64 == BATCH {
+        if stop.is_cancelled() {
+            break;
+        }
+        if wait.is_zero() {
             continue;
         }
         tokio::select! {
             () = stop.cancelled() => break,
-            () = tokio::time::sleep(POLL) => {}
+            () = tokio::time::sleep(wait) => {}
+            () = woken.notified() => {
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep_until(looked + GAP) => {}
+                }
+            }
         }
     }
     worker.set(WorkerState::Stopped);
 }
 
-async fn relay_due<T: Timers>(pool: &PgPool, producer: &Producer) -> Result<usize, Error> {
-    // Most polls find nothing due: one statement says so, where a transaction that locks
-    // nothing took three round trips (BEGIN, the select, ROLLBACK), four times a second per
-    // table, in every idle pipeline (BENCHMARKS.md "Twice the webhooks": at rest).
-    let any_due: bool = sqlx::query_scalar(T::ANY_DUE).fetch_one(pool).await?;
-    if !any_due {
-        return Ok(0);
+/// Looks at `T`'s table: relays what is due, or says when the next timer is.
+async fn look<T: Timers>(pool: &PgPool, producer: &Producer) -> Result<Look, Error> {
+    let next: Option<f64> = sqlx::query_scalar(T::NEXT_DUE).fetch_one(pool).await?;
+    match next {
+        Some(seconds) if seconds <= 0.0 => relay_due::<T>(pool, producer).await.map(Look::Relayed),
+        // A timer a millisecond off is looked for again a millisecond later.
+        Some(seconds) => Ok(Look::Due(Some(Duration::from_secs_f64(seconds.max(0.001))))),
+        None => Ok(Look::Due(None)),
     }
+}
+
+async fn relay_due<T: Timers>(pool: &PgPool, producer: &Producer) -> Result<usize, Error> {
     let mut tx = pool.begin().await?;
     let due: Vec<(Uuid, Uuid, Uuid, Option<String>)> = sqlx::query_as(T::DUE)
         .bind(BATCH)

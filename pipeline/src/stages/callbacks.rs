@@ -60,6 +60,8 @@ impl Stage for CallbacksStage {
     /// The wait of the session the event settled, if it settled one.
     type Then = Option<Waited>;
     const NAME: &'static str = "callbacks";
+    /// Sets timers: a run whose session settled resumes through a timer due now.
+    const SETS_TIMERS: bool = true;
     const BATCH_LIMIT: usize = BATCH_LIMIT;
     const BATCH_LINGER: Duration = BATCH_LINGER;
     const INBOX: bool = false;

@@ -33,6 +33,7 @@ use topics::{Cluster, Consumer, ConsumerOptions, Handler, Message, RetryPolicy};
 
 use crate::replies::Replies;
 use crate::stage::{Stage, StageHandler};
+use crate::timers::TimersSet;
 use crate::workers::{Worker, WorkerState, Workers};
 
 /// What every stage's consumer shares: the cluster, the database, the reply channel, the
@@ -48,6 +49,8 @@ pub(crate) struct Consuming {
     pub(crate) producer: topics::Producer,
     /// This worker's static name in every stage's group (`KAFKA_GROUP_INSTANCE_ID`).
     pub(crate) instance_id: Option<String>,
+    /// The timer relays the stages that set timers wake.
+    pub(crate) timers: TimersSet,
 }
 
 impl Consuming {
@@ -55,7 +58,8 @@ impl Consuming {
     /// whether it publishes replies ([`Stage::REPLIES`](crate::Stage::REPLIES)).
     pub(crate) fn spawn<S: Stage>(&self, stage: S) -> JoinHandle<()> {
         let topic = <S::Body as Message>::TOPIC;
-        let handler = StageHandler::new(stage, self.pool.clone(), Some(self.replies.clone()));
+        let handler = StageHandler::new(stage, self.pool.clone(), Some(self.replies.clone()))
+            .waking(self.timers.clone());
         let worker = self.workers.register(topic.name);
         let options = ConsumerOptions {
             cluster: self.cluster.clone(),

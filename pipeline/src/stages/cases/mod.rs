@@ -40,6 +40,8 @@ impl Stage for CasesStage {
     type Body = Command;
     type Then = Option<Decided>;
     const NAME: &'static str = "cases";
+    /// Sets timers: an opened case's SLA deadline.
+    const SETS_TIMERS: bool = true;
 
     async fn apply(
         &self,

@@ -27,6 +27,8 @@ impl Stage for InstallsStage {
     type Body = Command;
     type Then = ();
     const NAME: &'static str = "installs";
+    /// Sets timers: an uninstall fails its pending sessions, and their runs resume through timers due now.
+    const SETS_TIMERS: bool = true;
 
     async fn apply(
         &self,

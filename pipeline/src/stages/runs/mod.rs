@@ -56,6 +56,8 @@ impl Stage for RunsStage {
     type Body = Command;
     type Then = ();
     const NAME: &'static str = "runs";
+    /// Sets timers: a retry's delay, a callback's deadline; a case's SLA deadline when a step opens one.
+    const SETS_TIMERS: bool = true;
 
     async fn apply(
         &self,
