@@ -7,6 +7,7 @@
 //!
 //!   cargo build --release -p runner && cargo run --release -p runner --example bench
 //!   BENCH_SECONDS=10 BENCH_CONNECTIONS=8 cargo run --release -p runner --example bench
+//!   BENCH_LOG_LEVEL=info cargo run --release -p runner --example bench   # with access lines
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -292,7 +293,11 @@ fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
                 .env("APP_RUNNER_TOKEN", TOKEN)
                 .env("APP_RUNNER_CONCURRENCY", connections().to_string())
                 .env("RUNNER_MODULE_CACHE_DIR", "off")
-                .env("LOG_LEVEL", "warn")
+                // `BENCH_LOG_LEVEL=info` adds the access line of every call, as the stack logs.
+                .env(
+                    "LOG_LEVEL",
+                    std::env::var("BENCH_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+                )
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap(),

@@ -7,6 +7,7 @@ mod censor;
 mod db_spans;
 mod log_filter;
 mod log_line;
+mod log_writer;
 pub mod metrics;
 pub mod observed;
 mod otlp_metrics;
@@ -15,7 +16,6 @@ pub mod traces;
 
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -34,11 +34,9 @@ pub enum Error {
     Metrics(String),
     #[error("a global subscriber is already installed: {0}")]
     AlreadyInstalled(String),
+    #[error("log writer thread: {0}")]
+    LogWriter(std::io::Error),
 }
-
-/// Log bytes gathered before a write to stdout (the writer also writes whenever its queue is
-/// empty, so a quiet process's lines are not held back).
-const LOG_BUFFER_BYTES: usize = 64 * 1024;
 
 /// The samplers `OTEL_TRACES_SAMPLER` may name (SPEC "Telemetry environment").
 const SAMPLERS: [&str; 6] = [
@@ -106,7 +104,7 @@ pub struct Telemetry {
     metrics: MetricsHandle,
     tracer_provider: Option<SdkTracerProvider>,
     meter_provider: Option<SdkMeterProvider>,
-    _log_writer: WorkerGuard,
+    _log_writer: log_writer::LogWriterGuard,
 }
 
 impl Telemetry {
@@ -153,14 +151,8 @@ pub fn init(
     let meter_provider = resource.map(otlp_metrics::meter_provider).transpose()?;
     traces::set_exported(tracer_provider.is_some());
 
-    // The writer thread writes what it has queued, then flushes: a burst of lines leaves in one
-    // write instead of one per line.
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .finish(std::io::BufWriter::with_capacity(
-            LOG_BUFFER_BYTES,
-            std::io::stdout(),
-        ));
+    // Lines leave for stdout from one thread, a few milliseconds' worth in each write.
+    let (writer, guard) = log_writer::start(std::io::stdout()).map_err(Error::LogWriter)?;
     let logs = log_line::JsonLogLayer::new(&process, writer, tracer_provider.is_some());
     let otel = tracer_provider.as_ref().map(|provider| {
         tracing_opentelemetry::layer()
