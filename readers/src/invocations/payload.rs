@@ -1,42 +1,48 @@
 //! An invocation's input or output as Postgres hands it over: JSON text, passed through to the
 //! answer unparsed (a page of 50 records carries about 35 KB of it, which parsing into values
-//! and writing out again cost the API more than the rest of the page), and parsed only to be
-//! redacted.
+//! and writing out again cost the API more than the rest of the page), and redacted from text
+//! to text.
 
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::redaction::{REDACTED, redact_values};
+use crate::redaction::{REDACTED, redact_json};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Payload {
     /// As stored (`jsonb`'s text), written into the answer as it is.
     Stored(Box<RawValue>),
-    /// For a caller who may see the keys but not the values.
-    Redacted(Value),
+    /// For a caller who may see the keys but not the values: the stored text with every value
+    /// replaced.
+    Redacted(Box<RawValue>),
 }
 
 impl Payload {
     pub(super) fn redacted(self) -> Self {
         match self {
             Payload::Stored(raw) => Payload::Redacted(
-                serde_json::from_str(raw.get())
-                    .map(redact_values)
+                redact_json(raw.get())
+                    .and_then(|text| String::from_utf8(text).ok())
+                    .and_then(|text| RawValue::from_string(text).ok())
                     // Postgres hands over valid JSON; should it not, nothing of it is shown.
-                    .unwrap_or_else(|_| Value::String(REDACTED.to_owned())),
+                    .unwrap_or_else(hidden),
             ),
             redacted => redacted,
         }
     }
 }
 
+/// The whole payload hidden.
+fn hidden() -> Box<RawValue> {
+    serde_json::value::to_raw_value(REDACTED).unwrap_or_default()
+}
+
 impl PartialEq for Payload {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Payload::Stored(a), Payload::Stored(b)) => a.get() == b.get(),
-            (Payload::Redacted(a), Payload::Redacted(b)) => a == b,
+            (Payload::Redacted(a), Payload::Redacted(b)) => a.get() == b.get(),
             _ => false,
         }
     }
@@ -44,7 +50,7 @@ impl PartialEq for Payload {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
