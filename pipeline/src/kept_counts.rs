@@ -1,6 +1,7 @@
 //! Folds the changes writers appended to the kept counts' change tables into the counts every
-//! second while there are changes (at rest, less and less often: up to every [`IDLE`]), so a list's total adds up a few rows per tenant and key rather than one per
-//! statement that ever moved a row:
+//! second while there are changes (at rest less and less often, up to every [`IDLE`]), so a
+//! list's total adds up a few rows per tenant and key rather than one per statement that ever
+//! moved a row:
 //! - `app_callback_session_counts` (the totals of `GET /app-callbacks`; migration
 //!   `20261201000002_callback_session_counts.sql`, which says why a fold is safe beside readers,
 //!   writers and another pipeline's fold);

@@ -20,7 +20,7 @@ const BATCH: i64 = 256;
 /// Look even without a notification, in case one was missed (a notification is only sent by
 /// a commit that wrote rows, and is lost while the listening connection is down, which the
 /// relay hears of and looks then): every 10 s, where a look every second was four statements
-/// a second in an idle pipeline (BENCHMARKS.md "Twice the webhooks": at rest).
+/// a second in an idle pipeline (BENCHMARKS.md "Twice the webhooks", fourth stop: "At rest").
 const POLL: Duration = Duration::from_secs(10);
 /// Without notifications (`LISTEN` refused), the relay looks this often.
 const POLL_UNLISTENED: Duration = Duration::from_secs(1);
@@ -71,6 +71,8 @@ impl Relay {
                 None
             }
         };
+        // Notifications may have gone unheard (the listener could not reconnect).
+        let mut unheard = false;
         loop {
             let relayed = match self.relay_batch().await {
                 Ok(n) => {
@@ -92,7 +94,7 @@ impl Relay {
             }
             tokio::select! {
                 () = stop.cancelled() => break,
-                () = wait_for_notification(&mut listener) => {}
+                () = wait_for_notification(&mut listener, &mut unheard) => {}
             }
         }
         self.worker.set(WorkerState::Stopped);
@@ -156,15 +158,23 @@ fn header_pairs(headers: &Value) -> Vec<(String, String)> {
 }
 
 /// Waits for a notification, for [`POLL`], or for the listening connection to be lost (then
-/// notifications may have been missed, and the relay looks at once; the next wait reconnects).
-async fn wait_for_notification(listener: &mut Option<PgListener>) {
-    match listener {
-        Some(l) => match tokio::time::timeout(POLL, l.try_recv()).await {
-            Ok(Ok(_)) | Err(_) => {}
-            // Reconnecting failed: Postgres is away, and the look will say so.
-            Ok(Err(_)) => tokio::time::sleep(RETRY).await,
-        },
-        None => tokio::time::sleep(POLL_UNLISTENED).await,
+/// notifications may have been missed, and the relay looks at once). sqlx reconnects (and
+/// listens again) before it says the connection was lost; when that reconnection fails, the
+/// next wait lasts only [`POLL_UNLISTENED`], since a row committed before the listener is back
+/// sends its notification to nobody.
+async fn wait_for_notification(listener: &mut Option<PgListener>, unheard: &mut bool) {
+    let Some(l) = listener else {
+        tokio::time::sleep(POLL_UNLISTENED).await;
+        return;
+    };
+    let wait = if *unheard { POLL_UNLISTENED } else { POLL };
+    match tokio::time::timeout(wait, l.try_recv()).await {
+        Ok(Ok(_)) | Err(_) => *unheard = false,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "outbox notifications not heard; looking every second meanwhile");
+            *unheard = true;
+            tokio::time::sleep(RETRY).await;
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Maintenance that repeats until the stop signal: partitions made ahead, health minutes
-//! pruned, backtests swept, audit exports scheduled. Each task logs its own failures and is tried again
-//! at its next turn.
+//! pruned, backtests swept, audit exports scheduled. Each task logs its own failures and is
+//! tried again at its next turn.
 
 use std::future::Future;
 use std::time::Duration;

@@ -19,7 +19,7 @@ use crate::Error;
 use crate::inbox::{self, Entry};
 use crate::replies::Replies;
 use crate::task_failures::{self, Owner, Reason};
-use crate::timers::TimersSet;
+use crate::timers::{TimerTable, TimersSet};
 
 /// One concern of the write path.
 #[async_trait]
@@ -45,10 +45,10 @@ pub trait Stage: Send + Sync + 'static {
     /// rows say what each event came to says yes too (the callbacks stage: the webhook route
     /// answers the vendor from it); one whose commands nobody waits on says no.
     const REPLIES: bool = Self::INBOX;
-    /// Whether applying its commands may set timers (`run_timers`, `case_timers`): the
-    /// handler then wakes the process's timer relays after each commit and after the
-    /// after-commit steps, so a timer due now fires at once ([`crate::timers::TimersSet`]).
-    const SETS_TIMERS: bool = false;
+    /// The timer tables applying its commands (or their after-commit steps) may set timers in:
+    /// the handler wakes those tables' relays after each commit and after the after-commit
+    /// steps, so a timer due now fires at once ([`crate::timers::TimersSet`]).
+    const SETS_TIMERS: &'static [TimerTable] = &[];
 
     /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
     /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
@@ -180,13 +180,13 @@ impl<S: Stage> StageHandler<S> {
 
     /// Wakes `timers` after each commit, when the stage [sets timers](Stage::SETS_TIMERS).
     pub(crate) fn waking(mut self, timers: TimersSet) -> Self {
-        self.timers = S::SETS_TIMERS.then_some(timers);
+        self.timers = (!S::SETS_TIMERS.is_empty()).then_some(timers);
         self
     }
 
     fn timers_set(&self) {
         if let Some(timers) = &self.timers {
-            timers.wake();
+            timers.wake(S::SETS_TIMERS);
         }
     }
 
@@ -346,17 +346,21 @@ impl<S: Stage> Handler for StageHandler<S> {
             let ids = batch.iter().map(|command| command.envelope.id);
             replies.publish_all(ids.zip(&answers));
         }
+        let mut after = Ok(());
         for (command, then) in batch.iter().zip(thens) {
-            self.stage
+            after = self
+                .stage
                 .after_commit(&command.envelope, then)
                 .instrument(command.span.clone())
-                .await
-                .map_err(Error::into_handle_error)?;
+                .await;
+            if after.is_err() {
+                break;
+            }
         }
         // The after-commit steps may have set timers of their own (a retry's, when a call
-        // failed).
+        // failed), also those before one that failed.
         self.timers_set();
-        Ok(())
+        after.map_err(Error::into_handle_error)
     }
 
     /// A dead-lettered command (the consumer logged it) counts as a task failure once reported;

@@ -20,8 +20,8 @@ use crate::workers::{Worker, WorkerState};
 
 /// The longest a relay sleeps without looking: what bounds how late a timer fires that no
 /// stage of this process woke it for (set by another pipeline that stopped before relaying
-/// it, or moved by hand). Shorter than the shortest delay a timer is set with by hand in the
-/// tests (2 s), so such a timer is still seen before it is due and fires on time.
+/// it, or moved by hand). No longer than the shortest delay a timer is moved to by hand in the
+/// tests (2 s), so such a timer is seen by the time it is due.
 const IDLE: Duration = Duration::from_secs(2);
 /// The least time between two looks that a wake-up asks for: under a burst of settled
 /// callbacks every batch wakes the relay, and one look per gap serves them all. A timer due
@@ -29,6 +29,9 @@ const IDLE: Duration = Duration::from_secs(2);
 const GAP: Duration = Duration::from_millis(50);
 /// How long a relay waits after a failed look before the next.
 const RETRY: Duration = Duration::from_secs(1);
+/// How long a relay waits when every due timer was locked by another transaction: another
+/// pipeline's relay (which may hold them through a broker outage) or a stage deleting them.
+const LOCKED: Duration = Duration::from_millis(250);
 /// Timers relayed per transaction.
 const BATCH: i64 = 256;
 
@@ -37,8 +40,9 @@ pub(crate) trait Timers: Send + Sync + 'static {
     type Command: Message;
     /// The principal the commands act as.
     const ACTOR: &'static str;
-    /// Seconds until the earliest timer is due (zero or less: due now), NULL when there is
-    /// none (one index probe, read without a lock).
+    /// Seconds until the earliest timer is due (zero or less: due now; infinite for a timer
+    /// moved to `±infinity` by hand), NULL when there is none (one index probe, read without a
+    /// lock).
     const NEXT_DUE: &'static str;
     /// Selects up to `$1` due rows as `(row id, tenant, target, traceparent)`, locked, skipping
     /// locked ones; the command continues the trace its `traceparent` names (NULL: none).
@@ -50,11 +54,21 @@ pub(crate) trait Timers: Send + Sync + 'static {
     fn command(target: Uuid) -> Self::Command;
 }
 
-/// Wakes this process's timer relays. A stage that may have set a timer wakes them once its
-/// transaction committed ([`crate::Stage::SETS_TIMERS`]), so a relay need not poll for
-/// timers it could not know of: between wake-ups it sleeps until the earliest timer it saw is
-/// due, or [`IDLE`]. At rest that is one look per table every 2 s, where a poll every 250 ms
-/// made eight statements a second (BENCHMARKS.md "Twice the webhooks": at rest).
+/// The timer tables a stage may set timers in ([`crate::Stage::SETS_TIMERS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerTable {
+    /// `run_timers`: a retry's delay, a callback's deadline, a resume due now.
+    Runs,
+    /// `case_timers`: an open case's SLA deadline.
+    Cases,
+}
+
+/// Wakes this process's timer relays. A stage that may have set timers wakes the relays of
+/// their tables once its transaction committed ([`crate::Stage::SETS_TIMERS`]), so a relay
+/// need not poll for timers it could not know of: between wake-ups it sleeps until the
+/// earliest timer it saw is due, or [`IDLE`]. At rest that is one look per table every 2 s,
+/// where a poll every 250 ms made eight statements a second (BENCHMARKS.md "Twice the
+/// webhooks", fourth stop: "At rest").
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TimersSet {
     runs: Arc<Notify>,
@@ -62,12 +76,17 @@ pub(crate) struct TimersSet {
 }
 
 impl TimersSet {
-    /// After a commit that may have set timers: each relay looks again (once per [`GAP`]).
-    pub(crate) fn wake(&self) {
+    /// After a commit that may have set timers in `tables`: their relays look again (once per
+    /// [`GAP`]).
+    pub(crate) fn wake(&self, tables: &[TimerTable]) {
         // A permit is kept when the relay is not waiting, so a wake-up during a look is not
         // lost: the relay looks once more.
-        self.runs.notify_one();
-        self.cases.notify_one();
+        for table in tables {
+            match table {
+                TimerTable::Runs => self.runs.notify_one(),
+                TimerTable::Cases => self.cases.notify_one(),
+            }
+        }
     }
 
     /// What wakes the run timers' relay.
@@ -83,7 +102,8 @@ impl TimersSet {
 
 /// What one look at a timer table came to.
 enum Look {
-    /// This many due timers were relayed (zero: the due ones are another relay's, locked).
+    /// This many due timers were relayed (zero: every due one was locked by another
+    /// transaction).
     Relayed(usize),
     /// None is due; the earliest is this far off (`None`: there is no timer at all).
     Due(Option<Duration>),
@@ -103,11 +123,10 @@ pub(crate) async fn relay<T: Timers>(
             Ok(look) => {
                 worker.set(WorkerState::Running);
                 match look {
-                    Look::Relayed(n) if n as i64 == BATCH => Duration::ZERO,
-                    // What is due next is read again at once.
+                    // The rest of a full batch, or what is due next, is read again at once.
                     Look::Relayed(n) if n > 0 => Duration::ZERO,
-                    // Due rows another pipeline's relay holds: it relays them.
-                    Look::Relayed(_) => GAP,
+                    // Another relay is relaying them, or a stage deleting them.
+                    Look::Relayed(_) => LOCKED,
                     Look::Due(next) => next.map_or(IDLE, |next| next.min(IDLE)),
                 }
             }
@@ -142,8 +161,11 @@ async fn look<T: Timers>(pool: &PgPool, producer: &Producer) -> Result<Look, Err
     let next: Option<f64> = sqlx::query_scalar(T::NEXT_DUE).fetch_one(pool).await?;
     match next {
         Some(seconds) if seconds <= 0.0 => relay_due::<T>(pool, producer).await.map(Look::Relayed),
-        // A timer a millisecond off is looked for again a millisecond later.
-        Some(seconds) => Ok(Look::Due(Some(Duration::from_secs_f64(seconds.max(0.001))))),
+        // A timer a millisecond off is looked for again a millisecond later; one at +infinity
+        // (moved by hand) is not due within IDLE.
+        Some(seconds) => Ok(Look::Due(Some(
+            Duration::try_from_secs_f64(seconds.max(0.001)).unwrap_or(IDLE),
+        ))),
         None => Ok(Look::Due(None)),
     }
 }

@@ -42,9 +42,10 @@ pub fn redact_text(text: Option<String>) -> Option<String> {
 
 /// [`redact_values`] of a JSON document given as text, written straight out as text: no value
 /// tree is built, which for a page of invocations cost the API more than the rest of its answer
-/// (BENCHMARKS.md "Twice the webhooks": the read path). Keys keep the order they have in the
-/// text. `None` when `text` is not one JSON document.
-pub fn redact_json(text: &str) -> Option<Vec<u8>> {
+/// (BENCHMARKS.md "Twice the webhooks", fourth stop: "Redacted payloads without a value
+/// tree"). Keys keep the order they have in the text. `None` when `text` is not one JSON
+/// document.
+pub(crate) fn redact_json(text: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len());
     let mut document = serde_json::Deserializer::from_str(text);
     Redact {

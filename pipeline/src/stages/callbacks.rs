@@ -37,6 +37,7 @@ use uuid::Uuid;
 use crate::Error;
 use crate::audit::{self, AuditEvent};
 use crate::stage::{Applied, Decoded, Stage};
+use crate::timers::TimerTable;
 
 /// Most events applied in one transaction: a lane's pause mark, so a backlog drains in full
 /// batches; a full batch holds its sessions' locks for a few hundred statements (tens of
@@ -61,7 +62,7 @@ impl Stage for CallbacksStage {
     type Then = Option<Waited>;
     const NAME: &'static str = "callbacks";
     /// Sets timers: a run whose session settled resumes through a timer due now.
-    const SETS_TIMERS: bool = true;
+    const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Runs];
     const BATCH_LIMIT: usize = BATCH_LIMIT;
     const BATCH_LINGER: Duration = BATCH_LINGER;
     const INBOX: bool = false;

@@ -5,27 +5,30 @@
 //! worker thread sleeps until a line arrives: under load every access line woke it, a futex
 //! wake and two context switches a request. That thread took 11 % of the runner's CPU at 700
 //! webhooks a second, and the wake-ups a few percent of every process's (BENCHMARKS.md "Twice
-//! the webhooks": the log writer). Here only the first line after a write wakes the writer,
+//! the webhooks", fourth stop: "Log lines leave in windows"). Here only the first line after a write wakes the writer,
 //! which then lingers [`LINGER`] so that the lines of that window leave together: at most
 //! `1 s / LINGER` wake-ups a second under any load, none at rest.
 //!
-//! Nothing is dropped: a logger that finds [`MAX_PENDING`] bytes waiting waits for the write
-//! (as the queue's `lossy(false)` made it wait before). The guard writes what is left when
-//! dropped at exit; an abort loses at most the lines of the last [`LINGER`], as it lost the
-//! queued ones before.
+//! Nothing is dropped while the process runs: a logger that finds [`MAX_PENDING`] bytes waiting
+//! waits for the write (as the queue's `lossy(false)` made it wait before). The guard writes
+//! what is left when dropped at exit, waiting for that up to [`EXIT_WAIT`] (a stdout nobody
+//! reads must not hold the exit); lines logged after that are dropped. An abort loses what was
+//! pending, as it lost the queued lines before: the last [`LINGER`]'s, or up to [`MAX_PENDING`]
+//! bytes when stdout is slower than the loggers.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long the writer waits after the first unwritten line for the lines that follow it.
 const LINGER: Duration = Duration::from_millis(10);
 /// Bytes waiting beyond which a logger waits for the writer.
 const MAX_PENDING: usize = 8 * 1024 * 1024;
+/// How long the guard waits at exit for what is pending to be written.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
 
 /// Where the log layer writes its lines ([`tracing_subscriber::fmt::MakeWriter`]).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct LogWriter {
     shared: Arc<Shared>,
 }
@@ -34,7 +37,6 @@ pub(crate) struct LogWriter {
 #[derive(Debug)]
 pub(crate) struct LogWriterGuard {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
 }
 
 #[derive(Debug, Default)]
@@ -42,14 +44,17 @@ struct Shared {
     pending: Mutex<Pending>,
     /// A first line arrived, or the guard asks the writer to stop.
     arrived: Condvar,
-    /// The writer took what was pending.
+    /// The writer took what was pending, or finished.
     taken: Condvar,
 }
 
 #[derive(Debug, Default)]
 struct Pending {
     bytes: Vec<u8>,
+    /// The guard was dropped: the writer writes what is pending and finishes.
     closed: bool,
+    /// The writer thread has finished: nothing appended any more is written.
+    finished: bool,
 }
 
 impl Shared {
@@ -63,17 +68,15 @@ impl Shared {
 pub(crate) fn start<W: Write + Send + 'static>(out: W) -> io::Result<(LogWriter, LogWriterGuard)> {
     let shared = Arc::new(Shared::default());
     let writer = shared.clone();
-    let thread = std::thread::Builder::new()
+    // Not joined: the guard waits for the writer's `finished` instead, for at most EXIT_WAIT.
+    std::thread::Builder::new()
         .name("log-writer".into())
         .spawn(move || write_out(&writer, out))?;
     Ok((
         LogWriter {
             shared: shared.clone(),
         },
-        LogWriterGuard {
-            shared,
-            thread: Some(thread),
-        },
+        LogWriterGuard { shared },
     ))
 }
 
@@ -102,8 +105,14 @@ fn write_out<W: Write>(shared: &Shared, mut out: W) {
         // A line that cannot be written is dropped: logging never fails the process.
         let _ = out.write_all(&taken).and_then(|()| out.flush());
         taken.clear();
-        if closed && shared.pending().bytes.is_empty() {
-            return;
+        if closed {
+            let mut pending = shared.pending();
+            if pending.bytes.is_empty() {
+                pending.finished = true;
+                drop(pending);
+                shared.taken.notify_all();
+                return;
+            }
         }
     }
 }
@@ -111,6 +120,9 @@ fn write_out<W: Write>(shared: &Shared, mut out: W) {
 impl LogWriter {
     fn append(&self, line: &[u8]) {
         let mut pending = self.shared.pending();
+        if pending.finished {
+            return;
+        }
         while pending.bytes.len() >= MAX_PENDING && !pending.closed {
             pending = self
                 .shared
@@ -148,11 +160,14 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
 
 impl Drop for LogWriterGuard {
     fn drop(&mut self) {
-        self.shared.pending().closed = true;
+        let mut pending = self.shared.pending();
+        pending.closed = true;
         self.shared.arrived.notify_one();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        // Whatever happens within EXIT_WAIT, the process goes on exiting.
+        let _ = self
+            .shared
+            .taken
+            .wait_timeout_while(pending, EXIT_WAIT, |pending| !pending.finished);
     }
 }
 
@@ -198,6 +213,34 @@ mod tests {
             "lines appended within one linger share writes: {} writes",
             writes.len()
         );
+    }
+
+    /// An `out` whose every write blocks, as a pipe nobody reads does.
+    struct Stuck;
+
+    impl Write for Stuck {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            std::thread::park();
+            Ok(0)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stdout_nobody_reads_does_not_hold_the_exit() {
+        let (writer, guard) = start(Stuck).expect("started");
+        (&writer).write_all(b"a line\n").expect("appended");
+        let (dropped, returned) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(guard);
+            let _ = dropped.send(());
+        });
+        // The drop gives up after EXIT_WAIT (1 s); joining the writer would never return.
+        returned
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the guard's drop returned");
     }
 
     #[test]

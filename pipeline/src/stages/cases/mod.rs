@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::stage::{Applied, Stage, tenant_of};
+use crate::timers::TimerTable;
 
 /// Applies [`Command`]s of the `cases.commands` topic.
 #[derive(Debug, Default)]
@@ -41,7 +42,7 @@ impl Stage for CasesStage {
     type Then = Option<Decided>;
     const NAME: &'static str = "cases";
     /// Sets timers: an opened case's SLA deadline.
-    const SETS_TIMERS: bool = true;
+    const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Cases];
 
     async fn apply(
         &self,

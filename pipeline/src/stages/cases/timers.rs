@@ -12,8 +12,7 @@ pub(crate) struct CaseTimers;
 impl crate::timers::Timers for CaseTimers {
     type Command = Command;
     const ACTOR: &'static str = "case-sla";
-    const NEXT_DUE: &'static str =
-        "SELECT extract(epoch FROM min(due_at) - now())::float8 FROM case_timers";
+    const NEXT_DUE: &'static str = "SELECT (extract(epoch FROM min(due_at)) - extract(epoch FROM now()))::float8 FROM case_timers";
     const DUE: &'static str = "SELECT case_id, tenant_id, case_id, NULL::text FROM case_timers \
         WHERE due_at <= now() ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED";
     const SPENT: &'static str = "DELETE FROM case_timers WHERE case_id = ANY($1)";

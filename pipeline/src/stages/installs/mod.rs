@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use crate::Error;
 use crate::stage::{Applied, Stage, tenant_of};
+use crate::timers::TimerTable;
 
 /// Applies [`Command`]s of the `installs.commands` topic.
 #[derive(Debug, Default)]
@@ -27,8 +28,9 @@ impl Stage for InstallsStage {
     type Body = Command;
     type Then = ();
     const NAME: &'static str = "installs";
-    /// Sets timers: an uninstall fails its pending sessions, and their runs resume through timers due now.
-    const SETS_TIMERS: bool = true;
+    /// Sets timers: an uninstall fails its pending sessions, and their runs resume through
+    /// timers due now.
+    const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Runs];
 
     async fn apply(
         &self,

@@ -39,6 +39,7 @@ pub(crate) use self::call::Calls;
 pub(crate) use self::record::UNINSTALLED;
 use crate::Error;
 use crate::stage::{Applied, Stage, tenant_of};
+use crate::timers::TimerTable;
 
 /// Applies [`Command`]s of the `runs.commands` topic, then takes each run as far as it can.
 pub(crate) struct RunsStage {
@@ -56,8 +57,9 @@ impl Stage for RunsStage {
     type Body = Command;
     type Then = ();
     const NAME: &'static str = "runs";
-    /// Sets timers: a retry's delay, a callback's deadline; a case's SLA deadline when a step opens one.
-    const SETS_TIMERS: bool = true;
+    /// Sets timers: a retry's delay, a callback's deadline; a case's SLA deadline when a step
+    /// opens one.
+    const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Runs, TimerTable::Cases];
 
     async fn apply(
         &self,

@@ -11,8 +11,7 @@ pub(crate) struct RunTimers;
 impl crate::timers::Timers for RunTimers {
     type Command = Command;
     const ACTOR: &'static str = "run-timers";
-    const NEXT_DUE: &'static str =
-        "SELECT extract(epoch FROM min(due_at) - now())::float8 FROM run_timers";
+    const NEXT_DUE: &'static str = "SELECT (extract(epoch FROM min(due_at)) - extract(epoch FROM now()))::float8 FROM run_timers";
     const DUE: &'static str = "SELECT id, tenant_id, run_id, traceparent FROM run_timers \
         WHERE due_at <= now() ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED";
     const SPENT: &'static str = "DELETE FROM run_timers WHERE id = ANY($1)";
