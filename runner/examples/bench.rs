@@ -1,13 +1,16 @@
 //! Runner benchmark (BENCHMARKS.md, issue 3): a 1 KiB JSON echo module, measured in one run
 //!   1. in process: a fresh instance + call through `call::run`, the floor, on 1 and 2 threads;
 //!   2. over HTTP: `POST /v1/invoke` on keep-alive connections against the real runner binary
-//!      (started through `./stack run runner`), with 1 and 2 client threads.
+//!      (started through `./stack run runner`), with 1 and 2 client threads;
+//!   3. the same at a paced rate, with the runner process's CPU a call.
 //!
 //! Prints median, p99 and calls/s of each. Not a test: nothing is asserted.
 //!
 //!   cargo build --release -p runner && cargo run --release -p runner --example bench
 //!   BENCH_SECONDS=10 BENCH_CONNECTIONS=8 cargo run --release -p runner --example bench
 //!   BENCH_LOG_LEVEL=info cargo run --release -p runner --example bench   # with access lines
+//!   BENCH_RATE=700 ...   # the paced pass's offered calls/s (default 700, the webhook knee)
+//!   BENCH_PASSES="http paced" ...   # some of: in-process timeout http paced
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -97,18 +100,20 @@ fn main() {
     );
     println!("| measure | threads | calls/s | median µs | p99 µs |");
     println!("|---|---|---|---|---|");
-    for threads in [1, 2] {
-        let stats = in_process(&module, threads, runtime.handle().clone());
+    for threads in [1, 2].into_iter().filter(|_| pass("in-process")) {
+        let stats = in_process(&module, threads);
         println!(
             "| in-process fresh instance + call | {threads} | {:.0} | {:.1} | {:.1} |",
             stats.0, stats.1, stats.2
         );
     }
-    let (median, worst) = timeout_overshoot(runtime.handle().clone());
-    println!(
-        "| timeout: answer after a 100 ms deadline (infinite loop), 20 calls | 1 | | overshoot median {median:.1} ms | worst {worst:.1} ms |"
-    );
-    for threads in [1, 2] {
+    if pass("timeout") {
+        let (median, worst) = timeout_overshoot(runtime.handle().clone());
+        println!(
+            "| timeout: answer after a 100 ms deadline (infinite loop), 20 calls | 1 | | overshoot median {median:.1} ms | worst {worst:.1} ms |"
+        );
+    }
+    for threads in [1, 2].into_iter().filter(|_| pass("http")) {
         let stats = over_http(&module, threads);
         println!(
             "| POST /v1/invoke, keep-alive, {} connections | {threads} client | {:.0} | {:.1} | {:.1} |",
@@ -118,6 +123,24 @@ fn main() {
             stats.2
         );
     }
+    if !pass("paced") {
+        return;
+    }
+    let rate = std::env::var("BENCH_RATE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(700);
+    let (per_second, median, p99, cpu) = paced(&module, rate);
+    println!(
+        "| POST /v1/invoke at {rate}/s offered, {} connections: runner CPU {cpu:.0} µs a call | 1 client | {per_second:.0} | {median:.1} | {p99:.1} |",
+        connections()
+    );
+}
+
+/// Whether `BENCH_PASSES` (words: in-process, timeout, http, paced; default all) names `name`.
+fn pass(name: &str) -> bool {
+    std::env::var("BENCH_PASSES")
+        .map_or(true, |passes| passes.split_whitespace().any(|p| p == name))
 }
 
 fn cpu_model() -> String {
@@ -131,39 +154,44 @@ fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
-/// (calls/s, median µs, p99 µs) of fresh instance + call on `threads` threads.
-fn in_process(module: &[u8], threads: usize, handle: tokio::runtime::Handle) -> (f64, f64, f64) {
+/// (calls/s, median µs, p99 µs) of fresh instance + call on `threads` threads, each driving its
+/// calls on its own single-threaded runtime (a call is a wasmtime async call, as in the runner).
+fn in_process(module: &[u8], threads: usize) -> (f64, f64, f64) {
     let engine = Arc::new(Engine::new(16).unwrap());
     let compiled = Arc::new(engine.compile(module).unwrap());
     let input = serde_json::to_vec(&json!({"call": {"id": "c", "tenantId": "t"}, "action": "echo", "config": {}, "input": one_kib_input()})).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..threads)
         .map(|_| {
-            let (engine, compiled, input, stop, handle) = (
+            let (engine, compiled, input, stop) = (
                 engine.clone(),
                 compiled.clone(),
                 input.clone(),
                 stop.clone(),
-                handle.clone(),
             );
             std::thread::spawn(move || {
-                let mut samples = Vec::new();
-                let warm_until = Instant::now() + Duration::from_millis(500);
-                while !stop.load(Ordering::Relaxed) {
-                    let context = CallContext::refusing(
-                        Export::Invoke,
-                        Instant::now() + Duration::from_secs(5),
-                        handle.clone(),
-                    );
-                    let started = Instant::now();
-                    let outcome = run(&engine, &compiled, context, &input, 16 << 20);
-                    let took = started.elapsed();
-                    assert!(outcome.answer.is_ok(), "{:?}", outcome.answer);
-                    if started > warm_until {
-                        samples.push(took);
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let mut samples = Vec::new();
+                    let warm_until = Instant::now() + Duration::from_millis(500);
+                    while !stop.load(Ordering::Relaxed) {
+                        let context = CallContext::refusing(
+                            Export::Invoke,
+                            Instant::now() + Duration::from_secs(5),
+                        );
+                        let started = Instant::now();
+                        let outcome = run(&engine, &compiled, context, &input, 16 << 20).await;
+                        let took = started.elapsed();
+                        assert!(outcome.answer.is_ok(), "{:?}", outcome.answer);
+                        if started > warm_until {
+                            samples.push(took);
+                        }
                     }
-                }
-                samples
+                    samples
+                })
             })
         })
         .collect();
@@ -184,8 +212,8 @@ fn timeout_overshoot(handle: tokio::runtime::Handle) -> (f64, f64) {
     let mut overshoots: Vec<f64> = (0..20)
         .map(|_| {
             let deadline = Instant::now() + Duration::from_millis(100);
-            let context = CallContext::refusing(Export::Invoke, deadline, handle.clone());
-            let outcome = run(&engine, &compiled, context, b"{}", 16 << 20);
+            let context = CallContext::refusing(Export::Invoke, deadline);
+            let outcome = handle.block_on(run(&engine, &compiled, context, b"{}", 16 << 20));
             assert!(matches!(outcome.answer, Err(runner::Error::Timeout { .. })));
             Instant::now().duration_since(deadline).as_secs_f64() * 1000.0
         })
@@ -265,67 +293,86 @@ impl Drop for RunnerProcess {
     }
 }
 
-fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
+/// A runner started through `./stack run runner`, fetching `module` from a stand-in of the
+/// API's internal listener. Answers the process and its port; must be called in a runtime.
+async fn start_runner(module: &[u8]) -> (RunnerProcess, u16) {
     let sha = hex::encode(Sha256::digest(module));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(client_threads)
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream_url = format!("http://{}", upstream.local_addr().unwrap());
+    tokio::spawn(serve_module(
+        upstream,
+        Arc::new(HashMap::from([(sha, module.to_vec())])),
+    ));
+    let port = free_port();
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let runner = RunnerProcess(
+        Command::new(root.join("stack"))
+            .args(["run", "runner"])
+            .env("RUNNER_HOST", "127.0.0.1")
+            .env("RUNNER_PORT", port.to_string())
+            .env("API_INTERNAL_URL", &upstream_url)
+            .env("APP_RUNNER_TOKEN", TOKEN)
+            .env("APP_RUNNER_CONCURRENCY", connections().to_string())
+            .env("RUNNER_MODULE_CACHE_DIR", "off")
+            // `BENCH_LOG_LEVEL=info` adds the access line of every call, as the stack logs.
+            .env(
+                "LOG_LEVEL",
+                std::env::var("BENCH_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..300 {
+        if reqwest::get(format!("{base}/health")).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (runner, port)
+}
+
+/// The invoke request connection `i` sends.
+fn invoke_body(module: &[u8], i: usize) -> Bytes {
+    let sha = hex::encode(Sha256::digest(module));
+    Bytes::from(
+        serde_json::to_vec(&json!({
+            "module": sha,
+            "app": {"name": "bench"},
+            "call": {"id": format!("bench-{i}"), "tenantId": uuid::Uuid::new_v4()},
+            "action": "echo",
+            "config": {},
+            "input": one_kib_input(),
+            "timeoutMs": 5000
+        }))
+        .unwrap(),
+    )
+}
+
+fn client_runtime(threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
         .enable_all()
         .build()
-        .unwrap();
-    runtime.block_on(async {
-        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let upstream_url = format!("http://{}", upstream.local_addr().unwrap());
-        tokio::spawn(serve_module(
-            upstream,
-            Arc::new(HashMap::from([(sha.clone(), module.to_vec())])),
-        ));
-        let port = free_port();
-        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let _runner = RunnerProcess(
-            Command::new(root.join("stack"))
-                .args(["run", "runner"])
-                .env("RUNNER_HOST", "127.0.0.1")
-                .env("RUNNER_PORT", port.to_string())
-                .env("API_INTERNAL_URL", &upstream_url)
-                .env("APP_RUNNER_TOKEN", TOKEN)
-                .env("APP_RUNNER_CONCURRENCY", connections().to_string())
-                .env("RUNNER_MODULE_CACHE_DIR", "off")
-                // `BENCH_LOG_LEVEL=info` adds the access line of every call, as the stack logs.
-                .env(
-                    "LOG_LEVEL",
-                    std::env::var("BENCH_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
-                )
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let base = format!("http://127.0.0.1:{port}");
-        for _ in 0..300 {
-            if reqwest::get(format!("{base}/health")).await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        .unwrap()
+}
+
+/// Calls back to back on every connection: the most the runner answers.
+fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
+    client_runtime(client_threads).block_on(async {
+        let (_runner, port) = start_runner(module).await;
         let deadline = Instant::now() + Duration::from_millis(500) + Duration::from_secs(seconds());
         let warm_until = Instant::now() + Duration::from_millis(500);
         let tasks: Vec<_> = (0..connections())
             .map(|i| {
-                let body = serde_json::to_vec(&json!({
-                    "module": sha,
-                    "app": {"name": "bench"},
-                    "call": {"id": format!("bench-{i}"), "tenantId": uuid::Uuid::new_v4()},
-                    "action": "echo",
-                    "config": {},
-                    "input": one_kib_input(),
-                    "timeoutMs": 5000
-                }))
-                .unwrap();
-                tokio::spawn(async move {
-                    connection(port, Bytes::from(body), deadline, warm_until).await
-                })
+                let body = invoke_body(module, i);
+                tokio::spawn(
+                    async move { connection(port, body, deadline, warm_until, None).await },
+                )
             })
             .collect();
         let mut samples = Vec::new();
@@ -336,12 +383,63 @@ fn over_http(module: &[u8], client_threads: usize) -> (f64, f64, f64) {
     })
 }
 
-/// One keep-alive connection sending calls back to back until `deadline`.
+/// Calls at `rate` a second spread over the connections, as webhooks arrive: the runner's CPU
+/// a call when it is not saturated (its wake-ups, not its most). Answers (calls/s, median µs,
+/// p99 µs, runner CPU µs a call).
+fn paced(module: &[u8], rate: u32) -> (f64, f64, f64, f64) {
+    client_runtime(1).block_on(async {
+        let (runner, port) = start_runner(module).await;
+        let connections = connections();
+        let interval = Duration::from_secs_f64(connections as f64 / f64::from(rate));
+        let warm_until = Instant::now() + Duration::from_millis(500);
+        let deadline = warm_until + Duration::from_secs(seconds());
+        let tasks: Vec<_> = (0..connections)
+            .map(|i| {
+                let body = invoke_body(module, i);
+                // Connections start spread over one interval, so the calls do not arrive in
+                // bursts of `connections`.
+                let offset = interval.mul_f64(i as f64 / connections as f64);
+                tokio::spawn(async move {
+                    tokio::time::sleep(offset).await;
+                    connection(port, body, deadline, warm_until, Some(interval)).await
+                })
+            })
+            .collect();
+        tokio::time::sleep_until(warm_until.into()).await;
+        let cpu_before = process_cpu(runner.0.id());
+        let mut samples = Vec::new();
+        for task in tasks {
+            samples.extend(task.await.unwrap());
+        }
+        let cpu = process_cpu(runner.0.id()) - cpu_before;
+        let calls = samples.len() as f64;
+        let (per_second, median, p99) = summarize(samples, seconds() as f64);
+        (per_second, median, p99, cpu.as_secs_f64() * 1e6 / calls)
+    })
+}
+
+/// User and system CPU a process has used, from `/proc` (10 ms resolution).
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// One keep-alive connection sending calls until `deadline`: back to back, or one every
+/// `interval` (a late call is sent at once, the next keeps the schedule).
 async fn connection(
     port: u16,
     body: Bytes,
     deadline: Instant,
     warm_until: Instant,
+    interval: Option<Duration>,
 ) -> Vec<Duration> {
     let stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -352,7 +450,15 @@ async fn connection(
         .unwrap();
     tokio::spawn(conn);
     let mut samples = Vec::new();
+    let mut ticks = interval.map(|every| {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks
+    });
     while Instant::now() < deadline {
+        if let Some(ticks) = ticks.as_mut() {
+            ticks.tick().await;
+        }
         let request = hyper::Request::post("/v1/invoke")
             .header("host", "127.0.0.1")
             .header("authorization", format!("Bearer {TOKEN}"))

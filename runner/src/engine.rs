@@ -1,6 +1,7 @@
 //! The wasmtime engine every call shares: the pooling allocator (instance slots, memories kept
-//! resident between calls), epoch interruption driven by a 10 ms ticker, and the linker with
-//! the kernel, the platform functions and WASI. A module is compiled once into a [`Compiled`]
+//! resident between calls, fiber stacks), epoch interruption driven by a 10 ms ticker (a call
+//! yields to the executor at each tick and stops at its deadline), and the linker with the
+//! kernel, the platform functions and WASI. A module is compiled once into a [`Compiled`]
 //! whose `InstancePre` makes each call's fresh instance cheap.
 
 use std::collections::HashSet;
@@ -68,6 +69,8 @@ impl Engine {
         pool.total_core_instances(slots)
             .total_memories(slots)
             .total_tables(slots)
+            // One fiber stack per call in flight (calls are wasmtime async calls).
+            .total_stacks(slots)
             .max_memories_per_module(1)
             .max_tables_per_module(4)
             .max_memory_size(MAX_MEMORY_BYTES)

@@ -58,14 +58,12 @@ pub struct CallContext {
     pub(crate) outbound: Option<Outbound>,
     pub(crate) documents: Option<DocumentAccess>,
     pub(crate) deadline: Instant,
-    /// Where blocking host functions run their async work.
-    pub(crate) runtime: tokio::runtime::Handle,
 }
 
 impl CallContext {
     /// A context in which every platform function refuses: no tenant, configuration, secrets,
     /// network or documents (the `manifest` export runs so).
-    pub fn refusing(export: Export, deadline: Instant, runtime: tokio::runtime::Handle) -> Self {
+    pub fn refusing(export: Export, deadline: Instant) -> Self {
         Self {
             export,
             config: Map::new(),
@@ -73,7 +71,6 @@ impl CallContext {
             outbound: None,
             documents: None,
             deadline,
-            runtime,
         }
     }
 }

@@ -14,38 +14,41 @@ use crate::documents::{DocumentAccess, MAX_READS_PER_CALL};
 use crate::internal_api::FetchError;
 use crate::kernel::text_argument;
 
-pub(crate) fn document_list(mut c: Caller<'_, CallState>, _filter: i64) -> wasmtime::Result<i64> {
-    let answer = match take_read(c.data_mut()) {
-        Ok((access, timeout)) => {
-            let runtime = c.data().context.runtime.clone();
-            match runtime.block_on(
-                access
-                    .api
-                    .documents(&access.call_id, &access.token, timeout),
-            ) {
+pub(crate) fn document_list(
+    mut c: Caller<'_, CallState>,
+    (_filter,): (i64,),
+) -> Box<dyn Future<Output = wasmtime::Result<i64>> + Send + '_> {
+    Box::new(async move {
+        let answer = match take_read(c.data_mut()) {
+            Ok((access, timeout)) => match access
+                .api
+                .documents(&access.call_id, &access.token, timeout)
+                .await
+            {
                 Ok(list) => list,
                 Err(error) => fetch_failure(&error),
-            }
-        }
-        Err(refusal) => refusal,
-    };
-    reply_json(&mut c, &answer)
+            },
+            Err(refusal) => refusal,
+        };
+        reply_json(&mut c, &answer)
+    })
 }
 
-pub(crate) fn document_read(mut c: Caller<'_, CallState>, id: i64) -> wasmtime::Result<i64> {
-    let id = text_argument(&c, id, "document id")?;
-    let answer = if uuid::Uuid::try_parse(&id).is_err() {
-        failure("invalid_request", "a document id is a UUID")
-    } else {
-        match take_read(c.data_mut()) {
-            Ok((access, timeout)) => {
-                let runtime = c.data().context.runtime.clone();
-                match runtime.block_on(access.api.document(
-                    &access.call_id,
-                    &id,
-                    &access.token,
-                    timeout,
-                )) {
+pub(crate) fn document_read(
+    mut c: Caller<'_, CallState>,
+    (id,): (i64,),
+) -> Box<dyn Future<Output = wasmtime::Result<i64>> + Send + '_> {
+    Box::new(async move {
+        let id = text_argument(&c, id, "document id")?;
+        let answer = if uuid::Uuid::try_parse(&id).is_err() {
+            failure("invalid_request", "a document id is a UUID")
+        } else {
+            match take_read(c.data_mut()) {
+                Ok((access, timeout)) => match access
+                    .api
+                    .document(&access.call_id, &id, &access.token, timeout)
+                    .await
+                {
                     Ok(document) => json!({
                         "id": id,
                         "contentType": document.content_type,
@@ -53,12 +56,12 @@ pub(crate) fn document_read(mut c: Caller<'_, CallState>, id: i64) -> wasmtime::
                         "bodyBase64": BASE64.encode(&document.body),
                     }),
                     Err(error) => fetch_failure(&error),
-                }
+                },
+                Err(refusal) => refusal,
             }
-            Err(refusal) => refusal,
-        }
-    };
-    reply_json(&mut c, &answer)
+        };
+        reply_json(&mut c, &answer)
+    })
 }
 
 /// Counts one read, or answers why none is allowed.

@@ -17,10 +17,12 @@ use crate::kernel::reply;
 pub(crate) const MODULE: &str = "extism:host/user";
 
 pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    linker.func_wrap(MODULE, "http_send", vendor_http::http_send)?;
+    // The three that wait on the network are async: their call's fiber is suspended, not a
+    // thread.
+    linker.func_wrap_async(MODULE, "http_send", vendor_http::http_send)?;
     linker.func_wrap(MODULE, "secret_get", secret_get::secret_get)?;
-    linker.func_wrap(MODULE, "document_list", documents::document_list)?;
-    linker.func_wrap(MODULE, "document_read", documents::document_read)?;
+    linker.func_wrap_async(MODULE, "document_list", documents::document_list)?;
+    linker.func_wrap_async(MODULE, "document_read", documents::document_read)?;
     linker.func_wrap(MODULE, "log", log::log)?;
     Ok(())
 }

@@ -14,9 +14,9 @@ use crate::call::CallState;
 use crate::kernel::argument;
 use outbound::{OutboundError, OutboundRequest, OutboundResponse, request_timeout};
 
-/// Sends `request` within the call's budget and remaining deadline. Runs on the call's blocking
-/// thread; the async client runs on the service's runtime.
-pub(crate) fn send(
+/// Sends `request` within the call's budget and remaining deadline; the module's fiber waits
+/// for the answer while its worker serves other tasks.
+pub(crate) async fn send(
     state: &mut CallState,
     request: OutboundRequest,
     requested_timeout_ms: Option<u64>,
@@ -28,10 +28,10 @@ pub(crate) fn send(
     };
     state.http_budget.try_take()?;
     let timeout = request_timeout(requested_timeout_ms, state.remaining());
-    state
-        .context
-        .runtime
-        .block_on(outbound.client.send(&outbound.hosts, request, timeout))
+    outbound
+        .client
+        .send(&outbound.hosts, request, timeout)
+        .await
 }
 
 /// `http_send` request (ABI.md).
@@ -51,16 +51,21 @@ struct SendRequest {
     timeout_ms: Option<u64>,
 }
 
-pub(crate) fn http_send(mut c: Caller<'_, CallState>, request: i64) -> wasmtime::Result<i64> {
-    let bytes = argument(&c, request, "http_send request")?;
-    let answer = match parse(&bytes) {
-        Ok((request, timeout_ms)) => match send(c.data_mut(), request, timeout_ms) {
-            Ok(response) => response_json(response),
-            Err(error) => failure(error.code(), error.to_string()),
-        },
-        Err(message) => failure("invalid_request", message),
-    };
-    reply_json(&mut c, &answer)
+pub(crate) fn http_send(
+    mut c: Caller<'_, CallState>,
+    (request,): (i64,),
+) -> Box<dyn Future<Output = wasmtime::Result<i64>> + Send + '_> {
+    Box::new(async move {
+        let bytes = argument(&c, request, "http_send request")?;
+        let answer = match parse(&bytes) {
+            Ok((request, timeout_ms)) => match send(c.data_mut(), request, timeout_ms).await {
+                Ok(response) => response_json(response),
+                Err(error) => failure(error.code(), error.to_string()),
+            },
+            Err(message) => failure("invalid_request", message),
+        };
+        reply_json(&mut c, &answer)
+    })
 }
 
 fn parse(bytes: &[u8]) -> Result<(OutboundRequest, Option<u64>), String> {

@@ -19,7 +19,7 @@ pub(crate) fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.func_wrap(MODULE, "config_get", config_get)?;
     linker.func_wrap(MODULE, "var_get", var_get)?;
     linker.func_wrap(MODULE, "var_set", var_set)?;
-    linker.func_wrap(MODULE, "http_request", http_request)?;
+    linker.func_wrap_async(MODULE, "http_request", http_request)?;
     linker.func_wrap(MODULE, "http_status_code", |c: C<'_>| -> i32 {
         c.data().http_status
     })?;
@@ -86,29 +86,35 @@ struct KernelHttpRequest {
 
 /// Sends a vendor request. As in Extism, a refused or failed request stops the call (modules
 /// that want to handle failures use the platform's `http_send`); a non-2xx status does not.
-fn http_request(mut c: C<'_>, request: i64, body: i64) -> wasmtime::Result<i64> {
-    let description: KernelHttpRequest =
-        serde_json::from_slice(&argument(&c, request, "http request")?)
-            .map_err(|e| trap(format!("http request is not valid JSON: {e}")))?;
-    let body_bytes = argument(&c, body, "http body")?;
-    c.data_mut().arena.free(request as u64);
-    c.data_mut().arena.free(body as u64);
-    c.data_mut().http_status = 0;
-    c.data_mut().http_headers = None;
-    let outbound = OutboundRequest {
-        method: description
-            .method
-            .unwrap_or_else(|| "GET".to_owned())
-            .to_ascii_uppercase(),
-        url: description.url,
-        headers: description.headers.into_iter().collect(),
-        body: (!body_bytes.is_empty()).then(|| body_bytes.into()),
-    };
-    let response = vendor_http::send(c.data_mut(), outbound, None)
-        .map_err(|e| trap(format!("http request failed: {}", e.code())))?;
-    c.data_mut().http_status = i32::from(response.status);
-    c.data_mut().http_headers = Some(response.headers);
-    reply(&mut c, &response.body)
+fn http_request(
+    mut c: C<'_>,
+    (request, body): (i64, i64),
+) -> Box<dyn Future<Output = wasmtime::Result<i64>> + Send + '_> {
+    Box::new(async move {
+        let description: KernelHttpRequest =
+            serde_json::from_slice(&argument(&c, request, "http request")?)
+                .map_err(|e| trap(format!("http request is not valid JSON: {e}")))?;
+        let body_bytes = argument(&c, body, "http body")?;
+        c.data_mut().arena.free(request as u64);
+        c.data_mut().arena.free(body as u64);
+        c.data_mut().http_status = 0;
+        c.data_mut().http_headers = None;
+        let outbound = OutboundRequest {
+            method: description
+                .method
+                .unwrap_or_else(|| "GET".to_owned())
+                .to_ascii_uppercase(),
+            url: description.url,
+            headers: description.headers.into_iter().collect(),
+            body: (!body_bytes.is_empty()).then(|| body_bytes.into()),
+        };
+        let response = vendor_http::send(c.data_mut(), outbound, None)
+            .await
+            .map_err(|e| trap(format!("http request failed: {}", e.code())))?;
+        c.data_mut().http_status = i32::from(response.status);
+        c.data_mut().http_headers = Some(response.headers);
+        reply(&mut c, &response.body)
+    })
 }
 
 /// The last response's headers as a JSON object (last value wins), 0 before any response.

@@ -1,6 +1,6 @@
 //! The path of `/v1/invoke`, `/v1/webhooks/handle` and `/v1/handoff`: admit the call, get the
-//! compiled module, run the export on a blocking thread with the install's context, then check
-//! the module's answer against its export's envelope.
+//! compiled module, run the export (a wasmtime async call on this task) with the install's
+//! context, then check the module's answer against its export's envelope.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -200,7 +200,6 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
         }),
         documents,
         deadline: plan.deadline,
-        runtime: tokio::runtime::Handle::current(),
     };
     let input = plan.input;
     // The caller's `memoryMiB`, else the cap inspection wrote into the module.
@@ -211,16 +210,8 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
         .or(compiled.memory_maximum)
         .unwrap_or(DEFAULT_MEMORY_BYTES)
         .min(MAX_MEMORY_BYTES);
-    let engine = state.modules.engine().clone();
-    // The blocking thread does not inherit the request's span: enter it there, so that vendor
-    // request spans and log lines belong to this request's trace.
-    let span = tracing::Span::current();
-    let outcome = tokio::task::spawn_blocking(move || {
-        let _admitted = admitted;
-        span.in_scope(|| run(&engine, &compiled, context, &input, memory))
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("call thread: {e}")))?;
+    let outcome = run(state.modules.engine(), &compiled, context, &input, memory).await;
+    drop(admitted);
     let result = answer(plan.answer, &outcome).map_err(|error| match error {
         // The run knows the time it had left; the caller set the call's whole time.
         Error::Timeout { .. } => Error::Timeout {

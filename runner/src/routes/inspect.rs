@@ -35,18 +35,15 @@ pub(crate) async fn handle(
     let bytes = Arc::new(bytes.to_vec());
     let shape = check_off_thread(bytes.clone()).await?;
     let compiled = state.modules.compile(&bytes).await?;
-    let context = CallContext::refusing(
-        Export::Manifest,
-        Instant::now() + MANIFEST_DEADLINE,
-        tokio::runtime::Handle::current(),
-    );
-    let engine = state.modules.engine().clone();
-    let span = tracing::Span::current();
-    let outcome = tokio::task::spawn_blocking(move || {
-        span.in_scope(|| run(&engine, &compiled, context, b"{}", MAX_MEMORY_BYTES))
-    })
-    .await
-    .map_err(|e| Error::Internal(format!("inspect thread: {e}")))?;
+    let context = CallContext::refusing(Export::Manifest, Instant::now() + MANIFEST_DEADLINE);
+    let outcome = run(
+        state.modules.engine(),
+        &compiled,
+        context,
+        b"{}",
+        MAX_MEMORY_BYTES,
+    )
+    .await;
     let answer = outcome.answer?;
     let manifest_json: Value = serde_json::from_slice(&answer)
         .map_err(|_| Error::BadOutput("the manifest is not one JSON document".into()))?;

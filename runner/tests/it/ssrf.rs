@@ -629,24 +629,6 @@ async fn a_closed_port_is_a_transport_error() {
     assert_eq!(err.code(), "transport", "{err}");
 }
 
-/// The host functions run on a blocking thread and drive the client with `Handle::block_on`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn works_from_a_blocking_thread() {
-    let listener = Counting::start(|_| Reply::Ok("ok")).await;
-    let client = OutboundClient::new().expect("client with the system resolver");
-    let hosts = ApprovedHosts::new(["localhost"]);
-    let url = format!("http://localhost:{}/", listener.port());
-    let handle = tokio::runtime::Handle::current();
-    let response = tokio::task::spawn_blocking(move || {
-        handle.block_on(client.send(&hosts, get(&url), CASE_TIMEOUT))
-    })
-    .await
-    .expect("blocking task")
-    .expect("answered");
-    assert_eq!(response.body, "ok");
-    assert_eq!(listener.connections(), 1);
-}
-
 #[test]
 fn send_is_send() {
     fn assert_send<F: Future + Send>(_: F) {}
