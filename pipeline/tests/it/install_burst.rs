@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use pipeline::{InstallsStage, StageHandler};
+use pipeline::{InstallsStage, Stage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use topics::installs::{Answer, Command as InstallCommand};
@@ -90,13 +90,16 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
     wait_for_applied(&pool, &ids, total).await;
     // Every command applied before the kill is redelivered to the successor and answered from
     // the inbox: a second reply each, and still one effect. (A lane killed between a commit and
-    // its reply published the first reply never: at most one command per lane.)
-    let lanes = InstallCommand::TOPIC.partitions as i64;
-    let answered_twice = replies.until_answered(&ids, before_kill - lanes).await;
+    // its replies published the first replies never: at most one batch per lane.)
+    let unpublished =
+        InstallCommand::TOPIC.partitions as i64 * <InstallsStage as Stage>::BATCH_LIMIT as i64;
+    let answered_twice = replies
+        .until_answered(&ids, before_kill - unpublished)
+        .await;
     successor.kill();
 
     assert!(
-        answered_twice >= before_kill - lanes,
+        answered_twice >= before_kill - unpublished,
         "{answered_twice} of the {before_kill} applied before the kill answered again"
     );
     let audited: Vec<(Uuid, i64)> = sqlx::query_as(
