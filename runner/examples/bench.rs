@@ -183,7 +183,14 @@ fn in_process(module: &[u8], threads: usize) -> (f64, f64, f64) {
                             Instant::now() + Duration::from_secs(5),
                         );
                         let started = Instant::now();
-                        let outcome = run(&engine, &compiled, context, &input, 16 << 20).await;
+                        let outcome = run(
+                            engine.clone(),
+                            compiled.clone(),
+                            context,
+                            input.clone(),
+                            16 << 20,
+                        )
+                        .await;
                         let took = started.elapsed();
                         assert!(outcome.answer.is_ok(), "{:?}", outcome.answer);
                         if started > warm_until {
@@ -206,14 +213,20 @@ fn in_process(module: &[u8], threads: usize) -> (f64, f64, f64) {
 
 /// How long after its deadline a spinning module's call answers (median, worst; ms).
 fn timeout_overshoot(handle: tokio::runtime::Handle) -> (f64, f64) {
-    let engine = Engine::new(4).unwrap();
+    let engine = Arc::new(Engine::new(4).unwrap());
     let spin = wat::parse_str(r#"(module (memory 1) (func (export "invoke") (result i32) (loop $l (br $l)) (i32.const 0)))"#).unwrap();
-    let compiled = engine.compile(&spin).unwrap();
+    let compiled = Arc::new(engine.compile(&spin).unwrap());
     let mut overshoots: Vec<f64> = (0..20)
         .map(|_| {
             let deadline = Instant::now() + Duration::from_millis(100);
             let context = CallContext::refusing(Export::Invoke, deadline);
-            let outcome = handle.block_on(run(&engine, &compiled, context, b"{}", 16 << 20));
+            let outcome = handle.block_on(run(
+                engine.clone(),
+                compiled.clone(),
+                context,
+                b"{}".to_vec(),
+                16 << 20,
+            ));
             assert!(matches!(outcome.answer, Err(runner::Error::Timeout { .. })));
             Instant::now().duration_since(deadline).as_secs_f64() * 1000.0
         })

@@ -2,13 +2,23 @@
 //! from the module's `InstancePre`, `_initialize` when exported, call, then read the answer the
 //! Extism way (an error set by the module wins; then a non-zero return code; then the output).
 //!
-//! Calls run as wasmtime async calls on the caller's task: a module runs on its own fiber stack
-//! on a tokio worker and yields at every epoch tick until its deadline, and a vendor request or
-//! document read waits as a future. Handing each call to a blocking thread instead cost thread
-//! wake-ups and context switches worth a quarter of the runner's CPU at 700 calls/s.
+//! Calls are wasmtime async calls, run first on the caller's own task: a module runs on a fiber
+//! stack from the pool, and a vendor request or document read waits as a future. Almost every
+//! call ends within microseconds there, with no thread handed anything (a blocking thread per
+//! call cost wake-ups and context switches worth a quarter of the runner's CPU at 700 calls/s).
+//! A call still computing at an epoch tick has shown it is long: it yields, and the rest of it
+//! runs on a blocking thread of its own, where the kernel shares the cores between long calls
+//! and the runtime's workers instead of a long call holding a worker that serves every other
+//! request, health check and vendor answer of the process.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::Instant;
 
+use tracing::Instrument;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::{CallContext, CallState, Export, Usage};
@@ -30,15 +40,49 @@ pub struct CallOutcome {
     pub usage: Usage,
 }
 
-/// Runs `context.export` of `compiled` with `input`. A module that computes yields to the
-/// executor every [`EPOCH_TICK`](crate::engine::EPOCH_TICK), so a long call shares a worker
-/// with the requests beside it instead of holding it until its deadline.
+/// Runs `context.export` of `compiled` with `input`: on this task until the module computes
+/// past an epoch tick, then on a blocking thread until it ends (its deadline included).
 pub async fn run(
+    engine: Arc<Engine>,
+    compiled: Arc<Compiled>,
+    context: CallContext,
+    input: Vec<u8>,
+    memory_bytes: usize,
+) -> CallOutcome {
+    let long = Arc::new(AtomicBool::new(false));
+    let marked = long.clone();
+    let mut call: Pin<Box<dyn Future<Output = CallOutcome> + Send>> = Box::pin(async move {
+        run_marking(&engine, &compiled, context, &input, memory_bytes, &marked).await
+    });
+    let here = std::future::poll_fn(|cx| match call.as_mut().poll(cx) {
+        Poll::Ready(outcome) => Poll::Ready(Some(outcome)),
+        // A long call's yield: hand it over rather than poll it here again.
+        Poll::Pending if long.load(Ordering::Acquire) => Poll::Ready(None),
+        Poll::Pending => Poll::Pending,
+    })
+    .await;
+    if let Some(outcome) = here {
+        return outcome;
+    }
+    let runtime = tokio::runtime::Handle::current();
+    let span = tracing::Span::current();
+    match tokio::task::spawn_blocking(move || runtime.block_on(call.instrument(span))).await {
+        Ok(outcome) => outcome,
+        Err(error) => CallOutcome {
+            answer: Err(Error::Internal(format!("call thread: {error}"))),
+            usage: Usage::default(),
+        },
+    }
+}
+
+/// The call itself, wherever it is polled; `long` is set at its first epoch tick.
+async fn run_marking(
     engine: &Engine,
     compiled: &Compiled,
     context: CallContext,
     input: &[u8],
     memory_bytes: usize,
+    long: &Arc<AtomicBool>,
 ) -> CallOutcome {
     let started = Instant::now();
     let deadline = context.deadline;
@@ -49,12 +93,18 @@ pub async fn run(
     );
     store.limiter(|state| &mut state.limits);
     store.set_epoch_deadline(1);
+    let long = long.clone();
     store.epoch_deadline_callback(move |_| {
-        Ok(if Instant::now() >= deadline {
-            UpdateDeadline::Interrupt
-        } else {
-            UpdateDeadline::Yield(1)
-        })
+        if Instant::now() >= deadline {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        long.store(true, Ordering::Release);
+        // tokio's own yield: the executor looks at its sockets and timers before it polls
+        // this task again (a bare wake would poll it again first, for up to 61 turns).
+        Ok(UpdateDeadline::YieldCustom(
+            1,
+            Box::pin(tokio::task::yield_now()),
+        ))
     });
     let answer = execute(&mut store, compiled, export)
         .await

@@ -210,7 +210,8 @@ async fn run_admitted(state: &State, plan: Plan) -> Result<Response<Body>, Error
         .or(compiled.memory_maximum)
         .unwrap_or(DEFAULT_MEMORY_BYTES)
         .min(MAX_MEMORY_BYTES);
-    let outcome = run(state.modules.engine(), &compiled, context, &input, memory).await;
+    let engine = state.modules.engine().clone();
+    let outcome = run(engine, compiled, context, input, memory).await;
     drop(admitted);
     let result = answer(plan.answer, &outcome).map_err(|error| match error {
         // The run knows the time it had left; the caller set the call's whole time.

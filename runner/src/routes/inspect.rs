@@ -36,11 +36,12 @@ pub(crate) async fn handle(
     let shape = check_off_thread(bytes.clone()).await?;
     let compiled = state.modules.compile(&bytes).await?;
     let context = CallContext::refusing(Export::Manifest, Instant::now() + MANIFEST_DEADLINE);
+    let engine = state.modules.engine().clone();
     let outcome = run(
-        state.modules.engine(),
-        &compiled,
+        engine,
+        Arc::new(compiled),
         context,
-        b"{}",
+        b"{}".to_vec(),
         MAX_MEMORY_BYTES,
     )
     .await;

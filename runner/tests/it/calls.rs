@@ -561,6 +561,73 @@ async fn the_fifth_call_of_a_tenant_and_the_ninth_call_are_busy() {
     assert_eq!(in_flight(&runner).await, 0.0);
 }
 
+#[tokio::test]
+async fn calls_that_compute_leave_the_runner_answering_the_others() {
+    let upstream = Upstream::start().await;
+    let runner = Runner::start(&upstream.url(), &[("APP_RUNNER_CONCURRENCY", "16")]).await;
+    let spinning =
+        upstream.add_module(&Fixture::invoke("(loop $spin (br $spin)) (i32.const 0)").bytes());
+    let quick = upstream.add_module(&Fixture::answering(r#"{"status":"ok","output":{}}"#).bytes());
+    let of_tenant = |module: &str, timeout_ms: u64| {
+        let mut request = invoke_request(module, timeout_ms);
+        request["call"]["tenantId"] = json!(uuid::Uuid::new_v4());
+        request
+    };
+    // Both modules compiled first, so that what follows only runs them.
+    assert_eq!(
+        runner
+            .post("/v1/invoke", &of_tenant(&spinning, 100))
+            .await
+            .0,
+        504
+    );
+    assert_eq!(
+        runner.post("/v1/invoke", &of_tenant(&quick, 5000)).await.0,
+        200
+    );
+
+    // More calls that never stop computing than the runner has worker threads (one per core).
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<_> = (0..workers * 2)
+        .map(|_| {
+            let request = of_tenant(&spinning, 5_000);
+            let url = runner.url("/v1/invoke");
+            tokio::spawn(async move { post(&url, &request).await })
+        })
+        .collect();
+    wait_in_flight(&runner, (workers * 2) as f64).await;
+    // Held on the runtime's workers, they would leave the process's sockets a look only every
+    // tens of ticks (some 300 ms a request here): forty health checks one after another would
+    // then outlast the spinners' five seconds. Each costs the runner next to no CPU, so on the
+    // shared cores it waits only for its turn.
+    let client = reqwest::Client::new();
+    for n in 0..40 {
+        let status = client
+            .get(runner.url("/health"))
+            .send()
+            .await
+            .expect("answer")
+            .status();
+        assert_eq!(status, 200, "health check {n}");
+    }
+    // And other tenants' calls run beside them.
+    for n in 0..5 {
+        let (status, body) = runner.post("/v1/invoke", &of_tenant(&quick, 5000)).await;
+        assert_eq!(status, 200, "quick call {n}: {body}");
+    }
+    assert!(
+        spinners.iter().all(|spinner| !spinner.is_finished()),
+        "the health checks and calls were answered while the long calls still computed"
+    );
+    for spinner in spinners {
+        assert_eq!(
+            spinner.await.expect("joined"),
+            504,
+            "a long call ends at its deadline"
+        );
+    }
+}
+
 /// `svc.app.calls.in_flight` as the runner's `/metrics` shows it.
 /// Waits until `calls` calls are in flight on `runner` (each holds its place for seconds).
 async fn wait_in_flight(runner: &Runner, calls: f64) {
