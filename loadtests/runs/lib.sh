@@ -142,12 +142,14 @@ def ticks():
     return seen
 before, start = ticks(), time.time()
 with open(sys.argv[1], 'w') as out:
-    subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT)
+    status = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
 after, seconds = ticks(), time.time() - start
 hz = os.sysconf('SC_CLK_TCK')
 used = {k: (after.get(k, 0) - before.get(k, 0)) / hz / seconds * 100 for k in after}
 top = sorted(((v, k) for k, v in used.items() if v >= 1), reverse=True)
-print(', '.join(f'{k} {v:.0f}%' for v, k in top))
+# A command that failed says so beside its figures (the callers read its output for why).
+failed = f' (the command exited {status})' if status else ''
+print(', '.join(f'{k} {v:.0f}%' for v, k in top) + failed)
 PY
 }
 

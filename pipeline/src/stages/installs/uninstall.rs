@@ -52,6 +52,10 @@ pub(super) async fn apply(
     // Each failed session's run resumes at once through a timer due now (SPEC §3.2: "each
     // run's wait ends at once"), and fails with `app_uninstalled`. The sessions are locked in id
     // order first, as the callbacks stage locks a batch's, so the two wait rather than deadlock.
+    // Two forced uninstalls in one batch lock one app's sessions, then the other's: a callbacks
+    // batch holding sessions of both may then deadlock with it. Postgres ends one of the two
+    // after `deadlock_timeout`, and each is applied again (this batch one command at a time),
+    // so nothing is lost; forced uninstalls with waiting runs are rare enough to pay that.
     let failed: Vec<(String, f64)> = sqlx::query_as(
         "WITH locked AS ( \
            SELECT id FROM app_callback_sessions \
