@@ -96,12 +96,14 @@ pub(super) async fn apply(
         .flatten()
         .filter_map(|h| h.as_str().map(str::to_owned))
         .collect();
+    // The command's own time, not the transaction's (`now()`): commands applied in one batch
+    // would otherwise share one `updatedAt`, and the install's changes lose their order.
     sqlx::query(
         "INSERT INTO app_installs (tenant_id, app_name, version_id, enabled, config, \
          approved_hosts, installed_by, installed_at, updated_by, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $7, now()) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), $7, clock_timestamp()) \
          ON CONFLICT (tenant_id, app_name) DO UPDATE SET version_id = $3, enabled = $4, \
-         config = $5, approved_hosts = $6, updated_by = $7, updated_at = now()",
+         config = $5, approved_hosts = $6, updated_by = $7, updated_at = clock_timestamp()",
     )
     .bind(tenant)
     .bind(name)

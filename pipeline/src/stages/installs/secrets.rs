@@ -21,11 +21,12 @@ pub(super) async fn store(
     secret: &str,
     sealed: &Sealed,
 ) -> Result<Outcome<Answer>, Error> {
+    // The command's own time, as the install's (`install.rs`): a batch shares one `now()`.
     sqlx::query(
         "INSERT INTO app_secrets (tenant_id, app_name, name, key_id, nonce, ciphertext, \
-         stored_by, stored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, now()) \
+         stored_by, stored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp()) \
          ON CONFLICT (tenant_id, app_name, name) DO UPDATE SET key_id = $4, nonce = $5, \
-         ciphertext = $6, stored_by = $7, stored_at = now()",
+         ciphertext = $6, stored_by = $7, stored_at = clock_timestamp()",
     )
     .bind(tenant)
     .bind(name)
