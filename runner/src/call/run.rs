@@ -52,7 +52,7 @@ pub async fn run(
     let long = Arc::new(AtomicBool::new(false));
     let marked = long.clone();
     let mut call: Pin<Box<dyn Future<Output = CallOutcome> + Send>> = Box::pin(async move {
-        run_marking(&engine, &compiled, context, &input, memory_bytes, &marked).await
+        run_marking(&engine, &compiled, context, &input, memory_bytes, marked).await
     });
     let here = std::future::poll_fn(|cx| match call.as_mut().poll(cx) {
         Poll::Ready(outcome) => Poll::Ready(Some(outcome)),
@@ -82,7 +82,7 @@ async fn run_marking(
     context: CallContext,
     input: &[u8],
     memory_bytes: usize,
-    long: &Arc<AtomicBool>,
+    long: Arc<AtomicBool>,
 ) -> CallOutcome {
     let started = Instant::now();
     let deadline = context.deadline;
@@ -93,7 +93,6 @@ async fn run_marking(
     );
     store.limiter(|state| &mut state.limits);
     store.set_epoch_deadline(1);
-    let long = long.clone();
     store.epoch_deadline_callback(move |_| {
         if Instant::now() >= deadline {
             return Ok(UpdateDeadline::Interrupt);
