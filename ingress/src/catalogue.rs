@@ -12,8 +12,8 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use bytes::Bytes;
 use service::shutdown::CancellationToken;
-use topics::apps::{Command, Module};
-use topics::{Envelope, Outcome, Principal};
+use topics::apps::{AppsCommand, Module, ReleasePlatform, RetirePlatform, Version};
+use topics::{Command, Envelope, Outcome, Principal};
 use uuid::Uuid;
 
 use crate::commands;
@@ -79,7 +79,7 @@ async fn pass(state: &State, folder: &Path) -> Result<usize, PassError> {
             )
             .await
             .map_err(|e| PassError::Module(label.clone(), e.to_string()))?;
-        let command = Command::ReleasePlatform {
+        let command = ReleasePlatform {
             version_id: Uuid::now_v7(),
             name: name.clone(),
             version: version.clone(),
@@ -94,7 +94,7 @@ async fn pass(state: &State, folder: &Path) -> Result<usize, PassError> {
     }
     for (id, name, version) in published_platform_versions(state).await? {
         if !carried.contains(&(name.clone(), version)) {
-            let command = Command::RetirePlatform {
+            let command = RetirePlatform {
                 version_id: id,
                 name,
             };
@@ -104,15 +104,19 @@ async fn pass(state: &State, folder: &Path) -> Result<usize, PassError> {
     Ok(carried.len())
 }
 
-async fn apply(state: &State, command: Command, label: &str) -> Result<(), PassError> {
+/// Applies a platform version's command (no tenant: the platform's own).
+async fn apply<C>(state: &State, command: C, label: &str) -> Result<(), PassError>
+where
+    C: Command<Body = AppsCommand, Reply = Version>,
+{
     let envelope = Envelope::new(
         None,
         Principal::system("catalogue"),
         "catalogue",
         None,
-        command,
+        command.into(),
     );
-    match commands::send_and_wait(state, &envelope).await {
+    match commands::send_and_wait::<C>(state, &envelope).await {
         Ok(Outcome::Done { .. }) => Ok(()),
         Ok(Outcome::Refused(refusal)) => {
             // A release that reuses a version number for another module: say so, keep going.

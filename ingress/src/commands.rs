@@ -10,8 +10,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
-use topics::{Envelope, Message, Outcome, Principal, PrincipalKind, Reply};
+use sqlx::types::Json;
+use topics::{Command, Encoded, Envelope, Message, Outcome, Principal, PrincipalKind, Reply};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -33,19 +33,20 @@ pub(crate) struct Origin<'a> {
     pub(crate) request_id: &'a str,
 }
 
-/// Produces `body` for the caller's tenant and answers what the stage made of it: its topic's
-/// answer, or the refusal as an error.
-pub(crate) async fn submit<B: Message>(
+/// Produces `command` for the caller's tenant and answers what the stage made of it: the
+/// command's reply, or the refusal as an error.
+pub(crate) async fn submit<C: Command>(
     state: &State,
     origin: Origin<'_>,
-    body: B,
-) -> Result<B::Answer, Error> {
+    command: C,
+) -> Result<C::Reply, Error> {
+    let topic = <C::Body as Message>::TOPIC;
     // The command's client span (SPEC "Traces": the engine calls' client spans carry the
     // tenant): its trip over the log and the wait for its outcome. The stage's span continues
     // it, so the trace reads request → command → stage → runner.
     let span = tracing::info_span!(
         "command.send",
-        otel.name = %format_args!("{} send", B::TOPIC.name),
+        otel.name = %format_args!("{} send", topic.name),
         otel.kind = "producer",
         svc.tenant_id = %origin.caller.tenant,
     );
@@ -54,26 +55,30 @@ pub(crate) async fn submit<B: Message>(
         principal_of(origin.caller),
         origin.request_id,
         service::telemetry::traces::traceparent_of(&span),
-        body,
+        command.into(),
     );
-    match send_and_wait(state, &envelope).instrument(span).await? {
+    match send_and_wait::<C>(state, &envelope)
+        .instrument(span)
+        .await?
+    {
         Outcome::Done { value } => Ok(value),
         Outcome::Refused(refusal) => Err(Error::Refused(refusal)),
     }
 }
 
-/// Produces `envelope` and waits for its outcome.
-pub(crate) async fn send_and_wait<B: Message>(
+/// Produces `envelope`, which holds a `C`, and waits for its outcome.
+pub(crate) async fn send_and_wait<C: Command>(
     state: &State,
-    envelope: &Envelope<B>,
-) -> Result<Outcome<B::Answer>, Error> {
+    envelope: &Envelope<C::Body>,
+) -> Result<Outcome<C::Reply>, Error> {
     let waiter = state.replies.wait_for(envelope.id);
     state
         .producer
         .send(envelope)
         .await
         .map_err(|e| Error::Unavailable(format!("the command log: {e}")))?;
-    outcome_of(state, waiter, envelope.id, || {
+    let format = <C::Body as Message>::REPLY_VERSION;
+    outcome_of(state, waiter, envelope.id, format, || {
         stored_reply(state, envelope.id)
     })
     .await
@@ -81,18 +86,19 @@ pub(crate) async fn send_and_wait<B: Message>(
 
 /// Waits for the outcome of `command_id`, produced after `waiter` began to wait: the reply
 /// over Redis, or else what `stored` reads of it (every [`INBOX_POLL`], and once more at the
-/// end of the wait; a read that fails counts as none yet). Still none after
-/// `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
-pub(crate) async fn outcome_of<A, Stored, Reading>(
+/// end of the wait; a read that fails counts as none yet), read as reply `R` in reply format
+/// `format`. Still none after `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
+pub(crate) async fn outcome_of<R, Stored, Reading>(
     state: &State,
     mut waiter: Waiter,
     command_id: Uuid,
+    format: u16,
     stored: Stored,
-) -> Result<Outcome<A>, Error>
+) -> Result<Outcome<R>, Error>
 where
-    A: DeserializeOwned,
+    R: DeserializeOwned,
     Stored: Fn() -> Reading,
-    Reading: Future<Output = Result<Option<Reply<A>>, Error>>,
+    Reading: Future<Output = Result<Option<Reply>, Error>>,
 {
     let deadline = tokio::time::Instant::now() + state.config.command_wait;
     let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + INBOX_POLL, INBOX_POLL);
@@ -119,7 +125,9 @@ where
     let reply = loop {
         tokio::select! {
             reply = &mut waiter.reply => match reply {
-                Ok(payload) => break decoded(command_id, serde_json::from_slice(&payload))?,
+                Ok(payload) => {
+                    break serde_json::from_slice(&payload).map_err(|e| unreadable(command_id, e))?
+                }
                 // The sender went away without a reply: only the stored outcome can tell now
                 // (and the receiver, done, must not be polled again).
                 Err(_) => match read().await? {
@@ -147,49 +155,35 @@ where
         }
     };
     match reply {
-        Reply::Applied { outcome } => Ok(outcome),
+        Reply::Applied { outcome } => outcome
+            .decode(format)
+            .map_err(|e| unreadable(command_id, e)),
         Reply::DeadLettered { reason } => Err(Error::Internal(format!(
             "command {command_id} was dead-lettered: {reason}"
         ))),
     }
 }
 
-/// The error for an answer of another kind than `command`'s: the stage broke its topic's
-/// contract (a build of the pipeline that does not match this one).
-pub(crate) fn mismatched(command: &str) -> Error {
-    Error::Internal(format!(
-        "the stage answered {command} with another kind of answer"
-    ))
-}
-
 /// The reply the inbox holds for `command_id`, once the stage committed one.
-async fn stored_reply<A: DeserializeOwned>(
-    state: &State,
-    command_id: Uuid,
-) -> Result<Option<Reply<A>>, Error> {
-    let row: Option<(Option<Value>, Option<String>)> =
+async fn stored_reply(state: &State, command_id: Uuid) -> Result<Option<Reply>, Error> {
+    let row: Option<(Option<Json<Encoded>>, Option<String>)> =
         sqlx::query_as("SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1")
             .bind(command_id)
             .fetch_optional(&state.pool)
             .await
             .map_err(|e| Error::Unavailable(format!("the inbox: {e}")))?;
     Ok(match row {
-        Some((Some(outcome), _)) => Some(Reply::Applied {
-            outcome: decoded(command_id, serde_json::from_value(outcome))?,
-        }),
+        Some((Some(Json(outcome)), _)) => Some(Reply::Applied { outcome }),
         Some((None, Some(reason))) => Some(Reply::DeadLettered { reason }),
         _ => None,
     })
 }
 
-/// A reply (or stored outcome) read as the command's topic answers: one that does not read is
-/// a contract broken between this build and the stage's, never a reason to apply again.
-fn decoded<T>(command_id: Uuid, read: serde_json::Result<T>) -> Result<T, Error> {
-    read.map_err(|e| {
-        Error::Internal(format!(
-            "the reply to command {command_id} does not read as its topic's answer: {e}"
-        ))
-    })
+/// A reply (or stored outcome) that does not read as the command's reply: a contract broken
+/// between this build and the stage's (a pipeline of another format), never a reason to apply
+/// again.
+fn unreadable(command_id: Uuid, error: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("the reply to command {command_id}: {error}"))
 }
 
 /// The command's principal: who the token says is calling.

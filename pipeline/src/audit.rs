@@ -21,14 +21,6 @@ pub(crate) struct AuditEvent {
     pub(crate) payload: Value,
 }
 
-pub(crate) async fn record<B>(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<B>,
-    event: AuditEvent,
-) -> Result<(), Error> {
-    record_all(tx, &[Row::of(command, event)]).await
-}
-
 /// An audit row of a batch, written with the others by [`record_all`].
 #[derive(Debug)]
 pub(crate) struct Row {

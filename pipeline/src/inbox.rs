@@ -6,11 +6,9 @@
 //! apply of the same command (a redelivery racing a rebalance) waits on that row and then finds
 //! it taken, before its own effect can run into the first one's.
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use sqlx::types::Json;
 use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
-use topics::{Outcome, Reply};
+use topics::{Encoded, Reply};
 use uuid::Uuid;
 
 use crate::Error;
@@ -27,10 +25,10 @@ pub(crate) struct Entry<'a> {
 
 /// Takes the command's row in `tx`. `None`: taken, the effect is this transaction's to apply
 /// (then [`applied`]). `Some`: the command got a reply before; here it is.
-pub(crate) async fn take<A: DeserializeOwned>(
+pub(crate) async fn take(
     tx: &mut Transaction<'_, Postgres>,
     entry: Entry<'_>,
-) -> Result<Option<Reply<A>>, Error> {
+) -> Result<Option<Reply>, Error> {
     if insert(&mut **tx, entry, None).await? {
         return Ok(None);
     }
@@ -38,16 +36,14 @@ pub(crate) async fn take<A: DeserializeOwned>(
 }
 
 /// Sets the outcome of the command taken in `tx`.
-pub(crate) async fn applied<A: Serialize>(
+pub(crate) async fn applied(
     tx: &mut Transaction<'_, Postgres>,
     command_id: Uuid,
-    outcome: &Outcome<A>,
+    outcome: &Encoded,
 ) -> Result<(), Error> {
-    let outcome = serde_json::to_value(outcome)
-        .map_err(|e| Error::Invalid(format!("outcome does not serialise: {e}")))?;
     sqlx::query("UPDATE inbox SET outcome = $2 WHERE command_id = $1")
         .bind(command_id)
-        .bind(outcome)
+        .bind(Json(outcome))
         .execute(&mut **tx)
         .await?;
     Ok(())
@@ -55,11 +51,11 @@ pub(crate) async fn applied<A: Serialize>(
 
 /// Records that the command was dead-lettered, and answers its reply: the dead letter, or the
 /// reply it already had (a command applied by another consumer keeps its outcome).
-pub(crate) async fn dead_lettered<A: DeserializeOwned>(
+pub(crate) async fn dead_lettered(
     pool: &PgPool,
     entry: Entry<'_>,
     reason: &str,
-) -> Result<Reply<A>, Error> {
+) -> Result<Reply, Error> {
     let mut tx = pool.begin().await?;
     if insert(&mut *tx, entry, Some(reason)).await? {
         tx.commit().await?;
@@ -92,24 +88,17 @@ async fn insert(
     Ok(inserted.rows_affected() == 1)
 }
 
-/// The reply stored for a command whose row another transaction committed.
-async fn stored<A: DeserializeOwned>(
-    executor: impl PgExecutor<'_>,
-    command_id: Uuid,
-) -> Result<Reply<A>, Error> {
-    let (outcome, reason) = sqlx::query_as::<_, (Option<Value>, Option<String>)>(
+/// The reply stored for a command whose row another transaction committed, as stored: the
+/// stage answers it again without reading its value (whatever the build that stored it).
+async fn stored(executor: impl PgExecutor<'_>, command_id: Uuid) -> Result<Reply, Error> {
+    let (outcome, reason) = sqlx::query_as::<_, (Option<Json<Encoded>>, Option<String>)>(
         "SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1",
     )
     .bind(command_id)
     .fetch_one(executor)
     .await?;
     match (outcome, reason) {
-        (Some(outcome), _) => {
-            let outcome = serde_json::from_value(outcome).map_err(|e| {
-                Error::Invalid(format!("inbox row of {command_id} holds no outcome: {e}"))
-            })?;
-            Ok(Reply::Applied { outcome })
-        }
+        (Some(Json(outcome)), _) => Ok(Reply::Applied { outcome }),
         (None, Some(reason)) => Ok(Reply::DeadLettered { reason }),
         (None, None) => Err(Error::Invalid(format!(
             "inbox row of {command_id} holds no reply"

@@ -43,7 +43,7 @@ pub use cli::{main, seed_history_main};
 pub use dispatch::Dispatcher as WebhookDispatcher;
 pub use error::Error;
 pub use replies::Replies;
-pub use stage::{AnswerOf, Applied, Decoded, Stage, StageHandler};
+pub use stage::{Context, Decoded, Stage, StageHandler};
 pub use stages::backtests::BacktestsStage;
 pub use stages::callbacks::CallbacksStage;
 pub use stages::installs::InstallsStage;

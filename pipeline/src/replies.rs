@@ -2,7 +2,6 @@
 //! (`topics::reply`). Best effort: the inbox holds the durable copy, and a waiter that missed
 //! the message reads it there.
 
-use serde::Serialize;
 use topics::Reply;
 use uuid::Uuid;
 
@@ -24,17 +23,14 @@ impl Replies {
     }
 
     /// Publishes `reply`; a failure is logged, never returned (what it says is already durable).
-    pub(crate) fn publish<A: Serialize>(&self, command_id: Uuid, reply: &Reply<A>) {
+    pub(crate) fn publish(&self, command_id: Uuid, reply: &Reply) {
         self.publish_all([(command_id, reply)]);
     }
 
     /// Publishes a batch's replies in one round trip, on a task of its own: the stage goes on
     /// at once, whatever Redis does (a waiter that hears nothing reads the inbox within a
     /// second); a failure is logged, never returned.
-    pub(crate) fn publish_all<'r, A: Serialize + 'r>(
-        &self,
-        replies: impl IntoIterator<Item = (Uuid, &'r Reply<A>)>,
-    ) {
+    pub(crate) fn publish_all<'r>(&self, replies: impl IntoIterator<Item = (Uuid, &'r Reply)>) {
         let mut pipe = redis::pipe();
         let mut count = 0;
         for (command_id, reply) in replies {

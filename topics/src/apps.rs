@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
 /// The status of an app version (SPEC §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,67 +48,129 @@ pub struct Module {
     pub manifest: Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// A tenant's new version, `uploaded`.
-    Upload {
-        version_id: Uuid,
-        name: String,
-        version: String,
-        module: Module,
-    },
-    /// Publish, or open an approval request when the tenant's settings require one.
-    Publish { version_id: Uuid, name: String },
-    /// Decide the open request: publish.
-    Approve {
-        version_id: Uuid,
-        name: String,
-        comment: Option<String>,
-    },
-    /// Decide the open request: stay `uploaded`, may be requested again.
-    Reject {
-        version_id: Uuid,
-        name: String,
-        comment: Option<String>,
-    },
-    /// `published` → `withdrawn`. `seen` is the status the API read when it accepted the
-    /// request: a transition that applied in between makes this one a conflict, so a withdraw
-    /// racing an approval has one winner.
-    Withdraw {
-        version_id: Uuid,
-        name: String,
-        seen: VersionStatus,
-    },
-    /// A version of the release's catalogue, published (no tenant).
-    ReleasePlatform {
-        version_id: Uuid,
-        name: String,
-        version: String,
-        module: Module,
-    },
-    /// A platform version the release no longer carries, withdrawn (no tenant).
-    RetirePlatform { version_id: Uuid, name: String },
-    /// The tenant's approval settings (keyed by the tenant).
-    SetApprovalSettings(ApprovalSettings),
-    /// The tenant's scheduled audit export (keyed by the tenant).
-    SetAuditExportSchedule(AuditExportSchedule),
+topic_commands! {
+    /// The commands of an app's versions, and the tenant-wide settings.
+    pub enum AppsCommand on catalogue::APPS, version 1, replies 2 {
+        Upload,
+        Publish,
+        Approve,
+        Reject,
+        Withdraw,
+        ReleasePlatform,
+        RetirePlatform,
+        SetApprovalSettings,
+        SetAuditExportSchedule,
+    }
 }
 
-/// A tenant's scheduled audit export (README "The audit log").
+/// A version as it now is (`uploaded` still, when a publish opened an approval request
+/// instead): what every command about a version answers.
+pub type Version = readers::apps::versions::AppVersion;
+
+/// The commands about one version of an app, keyed by the app.
+macro_rules! version_command {
+    ($command:ident) => {
+        impl Command for $command {
+            type Body = AppsCommand;
+            type Reply = Version;
+
+            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+                catalogue::tenant_app_key(tenant, &self.name)
+            }
+        }
+    };
+}
+
+/// A tenant's new version, `uploaded`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Upload {
+    pub version_id: Uuid,
+    pub name: String,
+    pub version: String,
+    pub module: Module,
+}
+version_command!(Upload);
+
+/// Publish, or open an approval request when the tenant's settings require one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Publish {
+    pub version_id: Uuid,
+    pub name: String,
+}
+version_command!(Publish);
+
+/// Decide the open request: publish.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approve {
+    pub version_id: Uuid,
+    pub name: String,
+    pub comment: Option<String>,
+}
+version_command!(Approve);
+
+/// Decide the open request: stay `uploaded`, may be requested again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reject {
+    pub version_id: Uuid,
+    pub name: String,
+    pub comment: Option<String>,
+}
+version_command!(Reject);
+
+/// `published` → `withdrawn`. `seen` is the status the API read when it accepted the request: a
+/// transition that applied in between makes this one a conflict, so a withdraw racing an
+/// approval has one winner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Withdraw {
+    pub version_id: Uuid,
+    pub name: String,
+    pub seen: VersionStatus,
+}
+version_command!(Withdraw);
+
+/// A version of the release's catalogue, published (no tenant).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleasePlatform {
+    pub version_id: Uuid,
+    pub name: String,
+    pub version: String,
+    pub module: Module,
+}
+version_command!(ReleasePlatform);
+
+/// A platform version the release no longer carries, withdrawn (no tenant).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetirePlatform {
+    pub version_id: Uuid,
+    pub name: String,
+}
+version_command!(RetirePlatform);
+
+/// A tenant's scheduled audit export (README "The audit log"), keyed by the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AuditExportSchedule {
+pub struct SetAuditExportSchedule {
     pub enabled: bool,
     /// Each file covers this many hours (1 to 168).
     pub interval_hours: i32,
     pub format: readers::audit::Format,
 }
 
-/// What a tenant's publishing needs (not shown in SPEC; README "Approval settings").
+impl Command for SetAuditExportSchedule {
+    type Body = AppsCommand;
+    /// The schedule as stored.
+    type Reply = readers::audit_exports::Schedule;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_key(tenant)
+    }
+}
+
+/// What a tenant's publishing needs (not shown in SPEC; README "Approval settings"), keyed by
+/// the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ApprovalSettings {
+pub struct SetApprovalSettings {
     /// Publishing needs another administrator's approval.
     pub required: bool,
     /// The kinds that need it when `required`: `None` means every kind, `app` included.
@@ -116,66 +179,35 @@ pub struct ApprovalSettings {
     pub four_eyes: bool,
 }
 
-impl Command {
-    /// The app the command is about; `None` for the tenant-wide settings.
-    pub fn app_name(&self) -> Option<&str> {
-        match self {
-            Command::Upload { name, .. }
-            | Command::Publish { name, .. }
-            | Command::Approve { name, .. }
-            | Command::Reject { name, .. }
-            | Command::Withdraw { name, .. }
-            | Command::ReleasePlatform { name, .. }
-            | Command::RetirePlatform { name, .. } => Some(name),
-            Command::SetApprovalSettings(_) | Command::SetAuditExportSchedule(_) => None,
-        }
-    }
-}
-
-/// What an apps command answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    /// Every command about a version: the version as it now is (`uploaded` still, when a
-    /// publish opened an approval request instead).
-    Version(Box<readers::apps::versions::AppVersion>),
-    /// [`Command::SetApprovalSettings`]: the settings as stored.
-    ApprovalSettings(readers::approval_settings::ApprovalSettings),
-    /// [`Command::SetAuditExportSchedule`]: the schedule as stored.
-    AuditExportSchedule(readers::audit_exports::Schedule),
-}
-
-impl Message for Command {
-    const TOPIC: Topic = catalogue::APPS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
+impl Command for SetApprovalSettings {
+    type Body = AppsCommand;
+    /// The settings as stored.
+    type Reply = readers::approval_settings::ApprovalSettings;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        match self.app_name() {
-            Some(name) => catalogue::tenant_app_key(tenant, name),
-            None => catalogue::tenant_key(tenant),
-        }
+        catalogue::tenant_key(tenant)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Message;
 
     #[test]
     fn commands_of_one_app_share_a_key_and_settings_have_their_own() {
         let tenant = Some(Uuid::new_v4());
-        let publish = Command::Publish {
+        let publish = AppsCommand::from(Publish {
             version_id: Uuid::new_v4(),
             name: "kyc".into(),
-        };
-        let withdraw = Command::Withdraw {
+        });
+        let withdraw = AppsCommand::from(Withdraw {
             version_id: Uuid::new_v4(),
             name: "kyc".into(),
             seen: VersionStatus::Published,
-        };
+        });
         assert_eq!(publish.key(tenant), withdraw.key(tenant));
-        let settings = Command::SetApprovalSettings(ApprovalSettings {
+        let settings = AppsCommand::from(SetApprovalSettings {
             required: true,
             required_for: None,
             four_eyes: true,

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
 /// What a backtest replays: a version of a rule, a rule set or a workflow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,32 +57,27 @@ impl Target {
 /// the backtest shows it.
 pub use readers::backtests::Sample;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// Records backtest `backtest_id` as `queued` (`POST /backtests`).
-    Start {
-        backtest_id: Uuid,
-        target: Target,
-        sample: Sample,
-    },
-}
-
-impl Command {
-    pub fn backtest_id(&self) -> Uuid {
-        match self {
-            Command::Start { backtest_id, .. } => *backtest_id,
-        }
+topic_commands! {
+    /// The commands of a backtest.
+    pub enum BacktestsCommand on catalogue::BACKTESTS, version 1, replies 1 {
+        Start,
     }
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::BACKTESTS;
-    const VERSION: u16 = 1;
+/// Records backtest `backtest_id` as `queued` (`POST /backtests`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub backtest_id: Uuid,
+    pub target: Target,
+    pub sample: Sample,
+}
+
+impl Command for Start {
+    type Body = BacktestsCommand;
     /// The backtest as recorded.
-    type Answer = readers::backtests::Backtest;
+    type Reply = readers::backtests::Backtest;
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::id_key(self.backtest_id())
+        catalogue::id_key(self.backtest_id)
     }
 }

@@ -11,7 +11,8 @@ use uuid::Uuid;
 
 use readers::callbacks::webhook::Recording;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::one_command;
+use crate::{Command, catalogue};
 
 /// What the vendor says of the session (SPEC §6.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,15 +96,16 @@ impl Answer {
     }
 }
 
-impl Message for Event {
-    const TOPIC: Topic = catalogue::CALLBACKS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
+impl Command for Event {
+    type Body = Event;
+    type Reply = Answer;
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::id_key(self.session_id)
     }
 }
+
+one_command!(Event on catalogue::CALLBACKS, version 1, replies 1);
 
 #[cfg(test)]
 mod tests {

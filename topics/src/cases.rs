@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
 /// A case's priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,39 +61,53 @@ pub struct Opening {
     pub sla_due_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// Opens case `case_id` (`POST /cases`).
-    Open { case_id: Uuid, opening: Opening },
-    /// Decides an open case.
-    Decide {
-        case_id: Uuid,
-        outcome: Outcome,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        comment: Option<String>,
-    },
-    /// The case's SLA deadline passed (its timer fired): recorded once, if still open.
-    BreachSla { case_id: Uuid },
+topic_commands! {
+    /// The commands of a case.
+    pub enum CasesCommand on catalogue::CASES, version 1, replies 1 {
+        Open,
+        Decide,
+        BreachSla,
+    }
 }
 
-impl Command {
-    pub fn case_id(&self) -> Uuid {
-        match self {
-            Command::Open { case_id, .. }
-            | Command::Decide { case_id, .. }
-            | Command::BreachSla { case_id } => *case_id,
+/// A case as it stands after a command.
+pub type Case = readers::cases::Case;
+
+/// The commands of one case, keyed by it; each answers the case as it stands after it.
+macro_rules! case_command {
+    ($command:ident) => {
+        impl Command for $command {
+            type Body = CasesCommand;
+            type Reply = Case;
+
+            fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
+                catalogue::id_key(self.case_id)
+            }
         }
-    }
+    };
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::CASES;
-    const VERSION: u16 = 1;
-    /// The case as it stands after the command.
-    type Answer = readers::cases::Case;
-
-    fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::id_key(self.case_id())
-    }
+/// Opens case `case_id` (`POST /cases`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Open {
+    pub case_id: Uuid,
+    pub opening: Opening,
 }
+case_command!(Open);
+
+/// Decides an open case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decide {
+    pub case_id: Uuid,
+    pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+case_command!(Decide);
+
+/// The case's SLA deadline passed (its timer fired): recorded once, if still open.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreachSla {
+    pub case_id: Uuid,
+}
+case_command!(BreachSla);

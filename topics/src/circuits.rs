@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::catalogue::{self, Topic};
-use crate::envelope::Message;
+use crate::command::one_command;
+use crate::{Command, catalogue};
 
 /// How a call that ran the module went, for its app's circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,16 +40,17 @@ pub struct Circuit {
     pub failures: i32,
 }
 
-impl Message for Event {
-    const TOPIC: Topic = catalogue::CIRCUITS;
-    const VERSION: u16 = 1;
-    type Answer = Circuit;
+impl Command for Event {
+    type Body = Event;
+    type Reply = Circuit;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         let Event::CallEnded { app, .. } = self;
         catalogue::tenant_app_key(tenant, app)
     }
 }
+
+one_command!(Event on catalogue::CIRCUITS, version 1, replies 1);
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
 /// The kind of a definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -550,44 +551,83 @@ pub struct CollectionFlow {
     pub workflow: String,
 }
 
-/// Commands of a definition key. The approval commands name the key of the request too, so a
-/// request is decided by its key's single writer: an approve racing a withdraw has one winner.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// A new version (the next number), not yet published. The API has read `body` as `kind`.
-    CreateVersion {
-        kind: Kind,
-        key: String,
-        body: Value,
-    },
-    /// Publishes `version`: it becomes the key's published version, or, when the tenant's
-    /// approval settings require it for the kind, an approval request opens (`comment` is the
-    /// request's).
-    Publish {
-        kind: Kind,
-        key: String,
-        version: i32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        comment: Option<String>,
-    },
-    /// Decides the key's open request `approval`.
-    Decide {
-        kind: Kind,
-        key: String,
-        approval: Uuid,
-        decision: Decision,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        comment: Option<String>,
-    },
-    /// Adds to the discussion of `approval`.
-    Comment {
-        kind: Kind,
-        key: String,
-        approval: Uuid,
-        body: String,
-    },
+topic_commands! {
+    /// Commands of a definition key. The approval commands name the key of the request too, so
+    /// a request is decided by its key's single writer: an approve racing a withdraw has one
+    /// winner.
+    pub enum DefinitionsCommand on catalogue::DEFINITIONS, version 1, replies 2 {
+        CreateVersion,
+        Publish,
+        Decide,
+        #[serde(rename = "comment")]
+        AddComment,
+    }
 }
+
+/// The commands of one definition key, keyed by it.
+macro_rules! definition_command {
+    ($command:ident, $reply:ty) => {
+        impl Command for $command {
+            type Body = DefinitionsCommand;
+            type Reply = $reply;
+
+            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+                definition_key(tenant, self.kind, &self.key)
+            }
+        }
+    };
+}
+
+fn definition_key(tenant: Option<Uuid>, kind: Kind, key: &str) -> Vec<u8> {
+    let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());
+    format!("{tenant}/{}/{key}", kind.as_str()).into_bytes()
+}
+
+/// A version of a definition as stored.
+pub type Version = readers::definitions::Version;
+
+/// A new version (the next number), not yet published. The API has read `body` as `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateVersion {
+    pub kind: Kind,
+    pub key: String,
+    pub body: Value,
+}
+definition_command!(CreateVersion, Version);
+
+/// Publishes `version`: it becomes the key's published version, or, when the tenant's approval
+/// settings require it for the kind, an approval request opens (`comment` is the request's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Publish {
+    pub kind: Kind,
+    pub key: String,
+    pub version: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+definition_command!(Publish, PublishReply);
+
+/// Decides the key's open request `approval`; answers the request as decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decide {
+    pub kind: Kind,
+    pub key: String,
+    pub approval: Uuid,
+    pub decision: Decision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+definition_command!(Decide, readers::approvals::ApprovalRequest);
+
+/// Adds to the discussion of `approval`; answers the comment added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddComment {
+    pub kind: Kind,
+    pub key: String,
+    pub approval: Uuid,
+    pub body: String,
+}
+definition_command!(AddComment, readers::approvals::Comment);
 
 /// How an approval request is decided (SPEC §3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -610,40 +650,14 @@ impl Decision {
     }
 }
 
-impl Command {
-    pub fn kind(&self) -> Kind {
-        match self {
-            Command::CreateVersion { kind, .. }
-            | Command::Publish { kind, .. }
-            | Command::Decide { kind, .. }
-            | Command::Comment { kind, .. } => *kind,
-        }
-    }
-
-    pub fn key(&self) -> &str {
-        match self {
-            Command::CreateVersion { key, .. }
-            | Command::Publish { key, .. }
-            | Command::Decide { key, .. }
-            | Command::Comment { key, .. } => key,
-        }
-    }
-}
-
-/// What a definitions command answers.
+/// What a publish came to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Answer {
-    /// [`Command::CreateVersion`]: the version created.
-    Created(readers::definitions::Version),
-    /// [`Command::Publish`] that published.
+pub enum PublishReply {
+    /// The version is the key's published one.
     Published(Published),
-    /// [`Command::Publish`] that opened an approval request instead.
-    Requested(Requested),
-    /// [`Command::Decide`]: the request as decided.
-    Decided(readers::approvals::ApprovalRequest),
-    /// [`Command::Comment`]: the comment added.
-    Commented(readers::approvals::Comment),
+    /// An approval request opened instead.
+    Requested(Box<Requested>),
 }
 
 /// A version published, with what the checks of its app calls and references found.
@@ -670,22 +684,38 @@ pub struct Finding {
     pub message: String,
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::DEFINITIONS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());
-        format!("{tenant}/{}/{}", self.kind().as_str(), Command::key(self)).into_bytes()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_added_comment_travels_as_the_comment_it_always_was() {
+        let tenant = Some(Uuid::from_u128(1));
+        let comment = DefinitionsCommand::from(AddComment {
+            kind: Kind::Rule,
+            key: "score".into(),
+            approval: Uuid::from_u128(2),
+            body: "looks right".into(),
+        });
+        let wire = serde_json::to_value(&comment).expect("serialises");
+        assert_eq!(wire["type"], "comment");
+        assert_eq!(
+            serde_json::from_value::<DefinitionsCommand>(wire).expect("reads back"),
+            comment
+        );
+        let publish = DefinitionsCommand::from(Publish {
+            kind: Kind::Rule,
+            key: "score".into(),
+            version: 2,
+            comment: None,
+        });
+        assert_eq!(
+            crate::Message::key(&comment, tenant),
+            crate::Message::key(&publish, tenant)
+        );
+    }
 
     #[test]
     fn a_workflow_reads_with_both_step_types() {

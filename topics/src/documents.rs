@@ -5,42 +5,38 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
 /// Largest document: what a call may read (the runner refuses larger ones, SPEC §8).
 pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// A document of `subject_id`, its bytes already stored.
-    Add {
-        document_id: Uuid,
-        subject_id: Uuid,
-        name: String,
-        content_type: String,
-        size_bytes: u64,
-        /// Hex SHA-256 of the bytes: their name in object storage.
-        sha256: String,
-    },
-}
-
-impl Command {
-    pub fn subject_id(&self) -> Uuid {
-        match self {
-            Command::Add { subject_id, .. } => *subject_id,
-        }
+topic_commands! {
+    /// The commands of a subject's documents.
+    pub enum DocumentsCommand on catalogue::DOCUMENTS, version 1, replies 1 {
+        Add,
     }
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::DOCUMENTS;
-    const VERSION: u16 = 1;
+/// A document of `subject_id`, its bytes already stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Add {
+    pub document_id: Uuid,
+    pub subject_id: Uuid,
+    pub name: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+    /// Hex SHA-256 of the bytes: their name in object storage.
+    pub sha256: String,
+}
+
+impl Command for Add {
+    type Body = DocumentsCommand;
     /// The document added.
-    type Answer = readers::documents::Document;
+    type Reply = readers::documents::Document;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_subject_key(tenant, self.subject_id())
+        catalogue::tenant_subject_key(tenant, self.subject_id)
     }
 }
 
@@ -52,7 +48,7 @@ mod tests {
     fn a_subjects_documents_share_a_key() {
         let tenant = Some(Uuid::now_v7());
         let subject = Uuid::now_v7();
-        let add = |name: &str| Command::Add {
+        let add = |name: &str| Add {
             document_id: Uuid::now_v7(),
             subject_id: subject,
             name: name.into(),
@@ -65,7 +61,7 @@ mod tests {
             add("a.pdf").key(tenant),
             add("a.pdf").key(Some(Uuid::now_v7()))
         );
-        let wire = serde_json::to_value(add("a.pdf")).expect("serialises");
+        let wire = serde_json::to_value(DocumentsCommand::from(add("a.pdf"))).expect("serialises");
         assert_eq!(wire["type"], "add");
     }
 }

@@ -6,44 +6,82 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::command::topic_commands;
 use crate::sealed::{Binding, Sealed};
-use crate::{Message, Topic, catalogue};
+use crate::{Command, catalogue};
 
+topic_commands! {
+    /// The commands of a tenant's webhook endpoints.
+    pub enum EndpointsCommand on catalogue::ENDPOINTS, version 1, replies 2 {
+        Create,
+        Update,
+        RotateSecret,
+        Delete,
+        RetryDelivery,
+    }
+}
+
+/// An endpoint as it now is.
+pub type Endpoint = readers::webhook_endpoints::Endpoint;
+
+/// The commands of a tenant's endpoints, keyed by the tenant.
+macro_rules! endpoint_command {
+    ($command:ident, $reply:ty) => {
+        impl Command for $command {
+            type Body = EndpointsCommand;
+            type Reply = $reply;
+
+            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+                catalogue::tenant_key(tenant)
+            }
+        }
+    };
+}
+
+/// A new endpoint with its first signing secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// A new endpoint with its first signing secret.
-    Create {
-        endpoint_id: Uuid,
-        url: String,
-        event_types: Vec<String>,
-        description: String,
-        enabled: bool,
-        secret: Sealed,
-    },
-    /// What the request names changes; the rest stays.
-    Update {
-        endpoint_id: Uuid,
-        url: Option<String>,
-        event_types: Option<Vec<String>>,
-        description: Option<String>,
-        enabled: Option<bool>,
-    },
-    /// `secret` signs from now on; the one before it still signs for 24 hours.
-    RotateSecret { endpoint_id: Uuid, secret: Sealed },
-    /// The endpoint and its deliveries go.
-    Delete { endpoint_id: Uuid },
-    /// Delivery `delivery_id` is tried once more, now.
-    RetryDelivery { delivery_id: Uuid },
+pub struct Create {
+    pub endpoint_id: Uuid,
+    pub url: String,
+    pub event_types: Vec<String>,
+    pub description: String,
+    pub enabled: bool,
+    pub secret: Sealed,
 }
+endpoint_command!(Create, Endpoint);
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    Endpoint(readers::webhook_endpoints::Endpoint),
-    Deleted,
-    Retried { delivery_id: Uuid },
+/// What the request names changes; the rest stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Update {
+    pub endpoint_id: Uuid,
+    pub url: Option<String>,
+    pub event_types: Option<Vec<String>>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
 }
+endpoint_command!(Update, Endpoint);
+
+/// `secret` signs from now on; the one before it still signs for 24 hours.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RotateSecret {
+    pub endpoint_id: Uuid,
+    pub secret: Sealed,
+}
+endpoint_command!(RotateSecret, Endpoint);
+
+/// The endpoint and its deliveries go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delete {
+    pub endpoint_id: Uuid,
+}
+endpoint_command!(Delete, ());
+
+/// Delivery `delivery_id` is tried once more, now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryDelivery {
+    pub delivery_id: Uuid,
+}
+endpoint_command!(RetryDelivery, ());
 
 /// What an endpoint's signing secret is sealed to: a sealed secret copied onto another
 /// endpoint's row does not open. `@` starts no app name, so these never collide with app
@@ -53,15 +91,5 @@ pub fn secret_binding(tenant: Uuid, endpoint: &str) -> Binding<'_> {
         tenant,
         app: "@webhook-endpoint",
         name: endpoint,
-    }
-}
-
-impl Message for Command {
-    const TOPIC: Topic = catalogue::ENDPOINTS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
     }
 }

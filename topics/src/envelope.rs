@@ -47,9 +47,9 @@ pub trait Message: Serialize + DeserializeOwned + Send + Sync + 'static {
     const TOPIC: Topic;
     /// Schema version of the body; bump on any incompatible change.
     const VERSION: u16;
-    /// What a stage answers when it applied one (the reply's `value`): the record as it now
-    /// is, shaped as the route answers it; `()` for events nobody waits on.
-    type Answer: Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static;
+    /// Format version of its commands' replies ([`crate::reply::Encoded`]); bump on any
+    /// incompatible change of a reply type.
+    const REPLY_VERSION: u16;
     /// The partition key: the aggregate this body changes (`tenant` is `None` for the
     /// platform's own records).
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8>;
@@ -75,6 +75,9 @@ pub struct Envelope<B> {
     pub body: B,
 }
 
+/// An envelope's context without its body ([`Envelope::header`]).
+pub type Header = Envelope<()>;
+
 impl<B: Message> Envelope<B> {
     /// A new envelope with a fresh UUID v7 and the current time.
     pub fn new(
@@ -98,6 +101,20 @@ impl<B: Message> Envelope<B> {
 
     pub fn key(&self) -> Vec<u8> {
         self.body.key(self.tenant)
+    }
+
+    /// The envelope without its body: who asked, when, under which ids.
+    pub fn header(&self) -> Header {
+        Envelope {
+            id: self.id,
+            tenant: self.tenant,
+            principal: self.principal.clone(),
+            request_id: self.request_id.clone(),
+            traceparent: self.traceparent.clone(),
+            time: self.time,
+            v: self.v,
+            body: (),
+        }
     }
 
     pub fn encode(&self) -> Result<Vec<u8>, Error> {
@@ -131,8 +148,8 @@ mod tests {
 
     impl Message for Probe {
         const TOPIC: Topic = catalogue::APPS;
-        type Answer = ();
         const VERSION: u16 = 1;
+        const REPLY_VERSION: u16 = 1;
         fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
             catalogue::tenant_app_key(tenant, "probe")
         }

@@ -8,64 +8,111 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::command::topic_commands;
 use crate::sealed::Sealed;
-use crate::{Message, Topic, catalogue};
+use crate::{Command, catalogue};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// Install, configure, upgrade, enable or disable (`PUT /apps/:name/install`). The API has
-    /// checked `config` against the version's schema and the module against the block list.
-    Install {
-        name: String,
-        version_id: Uuid,
-        enabled: bool,
-        config: Value,
-    },
-    /// `DELETE /apps/:name/install`; `force` fails the pending callback sessions.
-    Uninstall { name: String, force: bool },
-    /// Stores or replaces a secret's value, sealed by the API.
-    StoreSecret {
-        name: String,
-        secret: String,
-        sealed: Sealed,
-    },
-    /// Removes a secret's value.
-    RevokeSecret { name: String, secret: String },
-    /// Records that a test call ran (audit `app.tested`); nothing else is recorded of it.
-    RecordTest {
-        name: String,
-        version_id: Uuid,
-        action: String,
-        status: String,
-        duration_ms: f64,
-    },
-}
-
-impl Command {
-    pub fn app_name(&self) -> &str {
-        match self {
-            Command::Install { name, .. }
-            | Command::Uninstall { name, .. }
-            | Command::StoreSecret { name, .. }
-            | Command::RevokeSecret { name, .. }
-            | Command::RecordTest { name, .. } => name,
-        }
+topic_commands! {
+    /// The commands of an install.
+    pub enum InstallsCommand on catalogue::INSTALLS, version 1, replies 2 {
+        Install,
+        Uninstall,
+        StoreSecret,
+        RevokeSecret,
+        RecordTest,
     }
 }
 
-/// What an installs command answers.
+/// Install, configure, upgrade, enable or disable (`PUT /apps/:name/install`). The API has
+/// checked `config` against the version's schema and the module against the block list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    /// [`Command::Install`]: the install as it now is.
-    Install(readers::apps::installs::Install),
-    /// [`Command::Uninstall`].
-    Uninstalled(Uninstalled),
-    /// [`Command::StoreSecret`] and [`Command::RevokeSecret`].
-    Secret(SecretState),
-    /// [`Command::RecordTest`]: the audit row is written.
-    TestRecorded,
+pub struct Install {
+    pub name: String,
+    pub version_id: Uuid,
+    pub enabled: bool,
+    pub config: Value,
+}
+
+impl Command for Install {
+    type Body = InstallsCommand;
+    /// The install as it now is.
+    type Reply = Installed;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_app_key(tenant, &self.name)
+    }
+}
+
+/// An install as it is (`GET /apps/:name/install`).
+pub type Installed = readers::apps::installs::Install;
+
+/// `DELETE /apps/:name/install`; `force` fails the pending callback sessions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Uninstall {
+    pub name: String,
+    pub force: bool,
+}
+
+impl Command for Uninstall {
+    type Body = InstallsCommand;
+    type Reply = Uninstalled;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_app_key(tenant, &self.name)
+    }
+}
+
+/// Stores or replaces a secret's value, sealed by the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreSecret {
+    pub name: String,
+    pub secret: String,
+    pub sealed: Sealed,
+}
+
+impl Command for StoreSecret {
+    type Body = InstallsCommand;
+    type Reply = SecretState;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_app_key(tenant, &self.name)
+    }
+}
+
+/// Removes a secret's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevokeSecret {
+    pub name: String,
+    pub secret: String,
+}
+
+impl Command for RevokeSecret {
+    type Body = InstallsCommand;
+    type Reply = SecretState;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_app_key(tenant, &self.name)
+    }
+}
+
+/// Records that a test call ran (audit `app.tested`); nothing else is recorded of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordTest {
+    pub name: String,
+    pub version_id: Uuid,
+    pub action: String,
+    pub status: String,
+    pub duration_ms: f64,
+}
+
+impl Command for RecordTest {
+    type Body = InstallsCommand;
+    /// The audit row is written.
+    type Reply = ();
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_app_key(tenant, &self.name)
+    }
 }
 
 /// An uninstall done (`DELETE /apps/:name/install`).
@@ -91,12 +138,40 @@ pub struct SecretState {
     pub missing_secrets: Option<Vec<String>>,
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::INSTALLS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
 
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, self.app_name())
+    use super::*;
+    use crate::Message;
+
+    /// Commands keep the shape version 1 has on the log: the type's tag beside its fields.
+    #[test]
+    fn commands_keep_their_wire_shape_and_share_their_apps_key() {
+        let version_id = Uuid::from_u128(7);
+        let install = InstallsCommand::from(Install {
+            name: "kyc".into(),
+            version_id,
+            enabled: true,
+            config: json!({"depth": 1}),
+        });
+        let wire = serde_json::to_value(&install).expect("serialises");
+        assert_eq!(
+            wire,
+            json!({"type": "install", "name": "kyc", "version_id": version_id,
+                   "enabled": true, "config": {"depth": 1}})
+        );
+        let back: InstallsCommand = serde_json::from_value(wire).expect("reads back");
+        assert_eq!(back, install);
+        let revoke = InstallsCommand::from(RevokeSecret {
+            name: "kyc".into(),
+            secret: "API_KEY".into(),
+        });
+        let tenant = Some(Uuid::from_u128(1));
+        assert_eq!(install.key(tenant), revoke.key(tenant));
+        assert_eq!(
+            serde_json::to_value(&revoke).expect("serialises")["type"],
+            "revoke_secret"
+        );
     }
 }

@@ -6,37 +6,53 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{Message, Topic, catalogue};
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
+topic_commands! {
+    /// The read marks of a tenant's notifications.
+    pub enum NotificationsCommand on catalogue::NOTIFICATIONS, version 1, replies 1 {
+        MarkRead,
+        MarkAllRead,
+    }
+}
+
+/// `reader` has read the tenant's notifications `ids` (those it can see).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// `reader` has read the tenant's notifications `ids` (those it can see).
-    MarkRead {
-        reader: String,
-        admin: bool,
-        ids: Vec<Uuid>,
-    },
-    /// `reader` has read every notification it can see created up to `until`.
-    MarkAllRead {
-        reader: String,
-        admin: bool,
-        until: DateTime<Utc>,
-    },
+pub struct MarkRead {
+    pub reader: String,
+    pub admin: bool,
+    pub ids: Vec<Uuid>,
+}
+
+impl Command for MarkRead {
+    type Body = NotificationsCommand;
+    type Reply = Marked;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_key(tenant)
+    }
+}
+
+/// `reader` has read every notification it can see created up to `until`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarkAllRead {
+    pub reader: String,
+    pub admin: bool,
+    pub until: DateTime<Utc>,
+}
+
+impl Command for MarkAllRead {
+    type Body = NotificationsCommand;
+    type Reply = Marked;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        catalogue::tenant_key(tenant)
+    }
 }
 
 /// How many notifications became read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marked {
     pub marked: i64,
-}
-
-impl Message for Command {
-    const TOPIC: Topic = catalogue::NOTIFICATIONS;
-    const VERSION: u16 = 1;
-    type Answer = Marked;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
 }

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::catalogue::{self, Topic};
-use crate::envelope::Message;
+use crate::command::one_command;
+use crate::{Command, catalogue};
 
 /// The webhook event types endpoints may subscribe to, in the order the API lists them.
 pub const EVENT_TYPES: &[EventType] = &[
@@ -97,15 +97,17 @@ impl Outbound {
     }
 }
 
-impl Message for Outbound {
-    const TOPIC: Topic = catalogue::OUTBOUND;
-    const VERSION: u16 = 1;
-    type Answer = ();
+impl Command for Outbound {
+    type Body = Outbound;
+    /// Nobody waits on one: it is recorded.
+    type Reply = ();
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_key(tenant)
     }
 }
+
+one_command!(Outbound on catalogue::OUTBOUND, version 1, replies 1);
 
 #[cfg(test)]
 mod tests {

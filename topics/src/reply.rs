@@ -2,36 +2,40 @@
 //! applied, or that the command was dead-lettered. An outcome is either what the command did
 //! ([`Outcome::Done`]) or why the stage refused it ([`Outcome::Refused`]): a refusal is decided
 //! by the stage from the state it holds, recorded like an effect, so a redelivery gets the same
-//! answer. What a command did is typed by its topic ([`Message::Answer`](crate::Message)): the
-//! stage builds it and the route reads the same type, so neither guesses at the other's JSON.
+//! answer. What a command did is typed by the command ([`Command::Reply`](crate::Command)): the
+//! stage builds it and the route reads the same type, so neither guesses at the other's JSON; on
+//! the way it is [`Encoded`] with its format version.
 //! Stages publish the reply on the command's channel; the route that produced the command waits
 //! on that channel, and recovers a missed reply from the inbox, which holds the same value.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::Error;
+
+/// What a route waiting on a command hears (and the inbox holds, as its two columns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum Reply<A> {
+pub enum Reply {
     /// The stage applied the command (now or before) with this outcome.
-    Applied { outcome: Outcome<A> },
+    Applied { outcome: Encoded },
     /// The command could never apply and went to the dead-letter topic.
     DeadLettered { reason: String },
 }
 
-/// What applying a command came to; `A` is its topic's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "result", rename_all = "snake_case")]
-pub enum Outcome<A> {
+/// What applying a command came to; `R` is the command's reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<R> {
     /// The effect happened; `value` is what the route answers (the record as it now is).
-    Done { value: A },
+    Done { value: R },
     /// The stage refused the command: nothing changed but the inbox row.
     Refused(Refusal),
 }
 
-impl<A> Outcome<A> {
-    pub fn done(value: A) -> Self {
+impl<R> Outcome<R> {
+    pub fn done(value: R) -> Self {
         Outcome::Done { value }
     }
 
@@ -50,6 +54,64 @@ impl<A> Outcome<A> {
             details: Some(details),
         })
     }
+}
+
+impl<R: Serialize> Outcome<R> {
+    /// The outcome as it travels and is stored, its value in reply format `v`.
+    pub fn encode(self, v: u16) -> Result<Encoded, Error> {
+        Ok(match self {
+            Outcome::Done { value } => Encoded::Done {
+                v,
+                value: serde_json::to_value(value).map_err(Error::Encode)?,
+            },
+            Outcome::Refused(refusal) => Encoded::Refused(refusal),
+        })
+    }
+}
+
+/// An outcome as it travels on a reply and is stored in the inbox: the value as JSON with its
+/// format version `v` (the topic's [`Message::REPLY_VERSION`](crate::Message::REPLY_VERSION)
+/// of the build that applied it), read back as the command's reply by [`Encoded::decode`].
+/// Outcomes stored before formats were versioned have none, and read as format 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Encoded {
+    Done {
+        #[serde(default = "first_format")]
+        v: u16,
+        value: Value,
+    },
+    Refused(Refusal),
+}
+
+fn first_format() -> u16 {
+    1
+}
+
+impl Encoded {
+    /// The outcome as reply `R` of reply format `v`. A value of another format is refused,
+    /// saying which: each side reads only the format it was built with, so the pipeline, which
+    /// writes replies, is upgraded before the API, which reads them (README "Upgrades").
+    pub fn decode<R: DeserializeOwned>(self, v: u16) -> Result<Outcome<R>, FormatError> {
+        match self {
+            Encoded::Done { v: found, value } if found == v => serde_json::from_value(value)
+                .map(Outcome::done)
+                .map_err(|e| FormatError::Unreadable(e.to_string())),
+            Encoded::Done { v: found, .. } => Err(FormatError::Version { found, reads: v }),
+            Encoded::Refused(refusal) => Ok(Outcome::Refused(refusal)),
+        }
+    }
+}
+
+/// Why a stored or published outcome does not read as the command's reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error(
+        "the reply is in format {found}; this build reads format {reads} of its topic's replies"
+    )]
+    Version { found: u16, reads: u16 },
+    #[error("the reply does not read as the command's reply: {0}")]
+    Unreadable(String),
 }
 
 /// Why a stage refused a command, in the terms of SPEC §7. `details` is the error envelope's
@@ -102,67 +164,78 @@ mod tests {
     use super::*;
     use crate::circuits::Circuit;
 
+    fn circuit() -> Circuit {
+        Circuit {
+            state: "open".into(),
+            failures: 5,
+        }
+    }
+
     #[test]
     fn replies_say_what_happened() {
         let applied = Reply::Applied {
-            outcome: Outcome::done(Circuit {
-                state: "open".into(),
-                failures: 5,
-            }),
+            outcome: Outcome::done(circuit()).encode(3).expect("encodes"),
         };
         let json = serde_json::to_value(&applied).expect("json");
         assert_eq!(
             json,
-            json!({ "status": "applied", "outcome": { "result": "done", "value": { "state": "open", "failures": 5 } } })
+            json!({ "status": "applied", "outcome": { "result": "done", "v": 3, "value": { "state": "open", "failures": 5 } } })
         );
-        assert_eq!(
-            serde_json::from_value::<Reply<Circuit>>(json).expect("back"),
-            applied
-        );
-        let refused: Reply<Circuit> = Reply::Applied {
-            outcome: Outcome::refused_with(
-                RefusalCode::AppNotConfigured,
-                "secrets missing",
-                json!({ "missingSecrets": ["API_KEY"] }),
-            ),
+        let Reply::Applied { outcome } = serde_json::from_value::<Reply>(json).expect("back")
+        else {
+            panic!("applied reads back as applied");
         };
-        let json = serde_json::to_value(&refused).expect("json");
-        assert_eq!(json["outcome"]["result"], "refused");
-        assert_eq!(json["outcome"]["code"], "app_not_configured");
-        assert_eq!(
-            serde_json::from_value::<Reply<Circuit>>(json).expect("back"),
-            refused
+        assert_eq!(outcome.decode::<Circuit>(3), Ok(Outcome::done(circuit())));
+        let refused = Outcome::<Circuit>::refused_with(
+            RefusalCode::AppNotConfigured,
+            "secrets missing",
+            json!({ "missingSecrets": ["API_KEY"] }),
         );
-        let dead: Reply<Circuit> = Reply::DeadLettered {
+        let json = serde_json::to_value(refused.clone().encode(3).expect("encodes")).expect("json");
+        assert_eq!(json["result"], "refused");
+        assert_eq!(json["code"], "app_not_configured");
+        let back: Encoded = serde_json::from_value(json).expect("back");
+        // A refusal reads whatever the format: its shape is every topic's.
+        assert_eq!(back.decode::<Circuit>(7), Ok(refused));
+        let dead = Reply::DeadLettered {
             reason: "undecodable".into(),
         };
         let text = serde_json::to_string(&dead).expect("json");
-        assert_eq!(
-            serde_json::from_str::<Reply<Circuit>>(&text).expect("back"),
-            dead
-        );
+        assert_eq!(serde_json::from_str::<Reply>(&text).expect("back"), dead);
     }
 
+    /// An upgrade: an outcome the inbox stored before formats had versions reads as format 1;
+    /// an outcome of another format is refused with what it is and what this build reads, never
+    /// misread as this build's reply.
     #[test]
-    fn an_answer_reads_back_as_its_variant() {
-        use crate::installs::{Answer as InstallsAnswer, SecretState};
-        use crate::runs::Answer as RunsAnswer;
-
-        let secret = InstallsAnswer::Secret(SecretState {
-            app_name: "acme".into(),
-            name: "API_KEY".into(),
-            stored: false,
-            missing_secrets: Some(vec!["API_KEY".into()]),
-        });
-        let text = serde_json::to_string(&Outcome::done(secret.clone())).expect("json");
+    fn an_outcome_of_another_format_is_refused_saying_so() {
+        let before_versions =
+            json!({ "result": "done", "value": { "state": "closed", "failures": 0 } });
+        let stored: Encoded = serde_json::from_value(before_versions).expect("reads");
         assert_eq!(
-            serde_json::from_str::<Outcome<InstallsAnswer>>(&text).expect("back"),
-            Outcome::done(secret)
+            stored.clone().decode::<Circuit>(1),
+            Ok(Outcome::done(Circuit {
+                state: "closed".into(),
+                failures: 0
+            }))
         );
-        let resumed = serde_json::to_value(Outcome::done(RunsAnswer::Resumed)).expect("json");
-        assert_eq!(resumed, json!({ "result": "done", "value": "resumed" }));
-        // Another topic's answer does not pass for this one's.
-        assert!(serde_json::from_str::<Outcome<RunsAnswer>>(&text).is_err());
+        let refused = stored
+            .decode::<Circuit>(2)
+            .expect_err("format 1 is not format 2");
+        assert_eq!(refused, FormatError::Version { found: 1, reads: 2 });
+        assert_eq!(
+            refused.to_string(),
+            "the reply is in format 1; this build reads format 2 of its topic's replies"
+        );
+        // The installs topic's format 1 wrapped its value in the answer's variant.
+        let wrapped: Encoded = serde_json::from_value(
+            json!({ "result": "done", "v": 2, "value": { "install": { "state": "open" } } }),
+        )
+        .expect("reads");
+        assert!(matches!(
+            wrapped.decode::<Circuit>(2),
+            Err(FormatError::Unreadable(_))
+        ));
     }
 
     #[test]

@@ -8,52 +8,71 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::catalogue::{self, Topic};
-use crate::envelope::Message;
+use crate::command::topic_commands;
+use crate::{Command, catalogue};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
-    /// Starts `run_id` on the workflow `definition_key`, its `version` or else the published
-    /// one, with `context` (an object) as the run's first context.
-    Start {
-        run_id: Uuid,
-        definition_key: String,
-        version: Option<i32>,
-        subject_id: Option<Uuid>,
-        context: Value,
-    },
-    /// Cancels the run unless it has ended.
-    Cancel { run_id: Uuid },
-    /// A timer of the run is due: the run goes on from its stored state.
-    Resume { run_id: Uuid },
-    /// Opens collection submission `submission_id` on the run: the applicant's handle on it
-    /// (README "Hand-off").
-    OpenSubmission { run_id: Uuid, submission_id: Uuid },
-}
-
-impl Command {
-    pub fn run_id(&self) -> Uuid {
-        match self {
-            Command::Start { run_id, .. }
-            | Command::Cancel { run_id }
-            | Command::Resume { run_id }
-            | Command::OpenSubmission { run_id, .. } => *run_id,
-        }
+topic_commands! {
+    /// The commands of a run.
+    pub enum RunsCommand on catalogue::RUNS, version 1, replies 2 {
+        Start,
+        Cancel,
+        Resume,
+        OpenSubmission,
     }
 }
 
-/// What a runs command answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Answer {
-    /// [`Command::Start`] and [`Command::Cancel`]: the run as it now is.
-    Run(readers::runs::Run),
-    /// [`Command::OpenSubmission`].
-    Submission(Submission),
-    /// [`Command::Resume`]: the run went on (the timer relay waits on nothing).
-    Resumed,
+/// The commands of one run, keyed by it.
+macro_rules! run_command {
+    ($command:ident, $reply:ty) => {
+        impl Command for $command {
+            type Body = RunsCommand;
+            type Reply = $reply;
+
+            fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
+                self.run_id.to_string().into_bytes()
+            }
+        }
+    };
 }
+
+/// A run as it now is.
+pub type Run = readers::runs::Run;
+
+/// Starts `run_id` on the workflow `definition_key`, its `version` or else the published one,
+/// with `context` (an object) as the run's first context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub run_id: Uuid,
+    pub definition_key: String,
+    pub version: Option<i32>,
+    pub subject_id: Option<Uuid>,
+    pub context: Value,
+}
+run_command!(Start, Run);
+
+/// Cancels the run unless it has ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cancel {
+    pub run_id: Uuid,
+}
+run_command!(Cancel, Run);
+
+/// A timer of the run is due: the run goes on from its stored state (the timer relay waits on
+/// nothing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resume {
+    pub run_id: Uuid,
+}
+run_command!(Resume, ());
+
+/// Opens collection submission `submission_id` on the run: the applicant's handle on it
+/// (README "Hand-off").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenSubmission {
+    pub run_id: Uuid,
+    pub submission_id: Uuid,
+}
+run_command!(OpenSubmission, Submission);
 
 /// A collection submission opened on a run: the handle an applicant's token names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,36 +84,27 @@ pub struct Submission {
     pub created_at: DateTime<Utc>,
 }
 
-impl Message for Command {
-    const TOPIC: Topic = catalogue::RUNS;
-    const VERSION: u16 = 1;
-    type Answer = Answer;
-
-    fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-        self.run_id().to_string().into_bytes()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Message;
 
     #[test]
     fn commands_are_keyed_by_their_run() {
         let run_id = Uuid::now_v7();
-        let start = Command::Start {
+        let start = RunsCommand::from(Start {
             run_id,
             definition_key: "onboarding".into(),
             version: None,
             subject_id: None,
             context: json!({"name": "Ada"}),
-        };
+        });
         let key = run_id.to_string().into_bytes();
         assert_eq!(start.key(Some(Uuid::now_v7())), key);
-        assert_eq!(Command::Cancel { run_id }.key(None), key);
-        let wire = serde_json::to_value(Command::Resume { run_id }).expect("serialises");
+        assert_eq!(RunsCommand::from(Cancel { run_id }).key(None), key);
+        let wire = serde_json::to_value(RunsCommand::from(Resume { run_id })).expect("serialises");
         assert_eq!(wire, json!({"type": "resume", "run_id": run_id}));
     }
 }

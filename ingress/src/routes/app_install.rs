@@ -12,7 +12,7 @@ use readers::apps::versions;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
-use topics::installs::{Answer, Command};
+use topics::installs::{Install as InstallCommand, Uninstall};
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -76,16 +76,14 @@ pub(crate) async fn put(
             "/config",
         )
         .map_err(Error::body_issues)?;
-    let command = Command::Install {
+    let command = InstallCommand {
         name,
         version_id: install.version_id,
         enabled: install.enabled,
         config,
     };
-    let Answer::Install(install) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("install"));
-    };
-    Ok(response::json(StatusCode::OK, &install))
+    let installed = commands::submit(state, origin, command).await?;
+    Ok(response::json(StatusCode::OK, &installed))
 }
 
 pub(crate) async fn delete(
@@ -99,9 +97,6 @@ pub(crate) async fn delete(
     let mut query = Query::parse(raw_query);
     let force = query.boolean("force", false);
     query.finish()?;
-    let command = Command::Uninstall { name, force };
-    let Answer::Uninstalled(uninstalled) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("uninstall"));
-    };
+    let uninstalled = commands::submit(state, origin, Uninstall { name, force }).await?;
     Ok(response::json(StatusCode::OK, &uninstalled))
 }

@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use readers::apps::{installs, versions};
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::installs::{Answer, Command, SecretState};
+use topics::installs::{RevokeSecret, StoreSecret};
 use topics::sealed::{Binding, SecretKeys};
 
 use super::apps::viewer;
@@ -64,12 +64,12 @@ pub(crate) async fn store(
     };
     let sealed = keys.seal(binding, &value);
     drop(value);
-    let command = Command::StoreSecret {
+    let command = StoreSecret {
         name,
         secret,
         sealed,
     };
-    let stored = secret_state(commands::submit(state, origin, command).await?)?;
+    let stored = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }
 
@@ -81,16 +81,8 @@ pub(crate) async fn revoke(
     secret_store(state)?;
     let name = path::app_name(name)?.to_owned();
     let secret = path::secret_name(secret)?.to_owned();
-    let command = Command::RevokeSecret { name, secret };
-    let revoked = secret_state(commands::submit(state, origin, command).await?)?;
+    let revoked = commands::submit(state, origin, RevokeSecret { name, secret }).await?;
     Ok(response::json(StatusCode::OK, &revoked))
-}
-
-fn secret_state(answer: Answer) -> Result<SecretState, Error> {
-    match answer {
-        Answer::Secret(state) => Ok(state),
-        _ => Err(commands::mismatched("a secret's store or revoke")),
-    }
 }
 
 /// The deployment's secret keys: apps available first (rule 9), then the store (rule 2).

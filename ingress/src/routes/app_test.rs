@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use service::http::{Body, response};
 use topics::call_token::CallGrant;
-use topics::installs::Command;
+use topics::installs::RecordTest;
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -141,7 +141,7 @@ pub(crate) async fn call(
         )
         .await;
     let outcome = outcome_of(answered)?;
-    let record = Command::RecordTest {
+    let record = RecordTest {
         name,
         version_id: version.id,
         action: test.action,

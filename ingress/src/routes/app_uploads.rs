@@ -12,7 +12,7 @@ use runner::client::{Inspection, RunnerCode, RunnerFailure};
 use schema::module::MAX_MODULE_BYTES;
 use serde_json::Value;
 use service::http::{Body, response};
-use topics::apps::{Command, Module};
+use topics::apps::{Module, Upload};
 use uuid::Uuid;
 
 use crate::body;
@@ -52,7 +52,7 @@ pub(crate) async fn upload(
             StoreError::NotFound => Error::Unavailable("object storage: no bucket".into()),
         })?;
     let name = text(&manifest, "name")?;
-    let command = Command::Upload {
+    let command = Upload {
         version_id: Uuid::now_v7(),
         version: text(&manifest, "version")?,
         module: Module {
@@ -62,7 +62,7 @@ pub(crate) async fn upload(
         },
         name: name.clone(),
     };
-    let version = super::app_versions::version_of(commands::submit(state, origin, command).await?)?;
+    let version = commands::submit(state, origin, command).await?;
     let mut answer = response::json(StatusCode::CREATED, &version);
     let location = format!("/apps/{name}/versions/{}", version.id);
     if let Ok(value) = HeaderValue::from_str(&location) {

@@ -7,7 +7,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use readers::apps::versions::{self, AppVersion, Publisher};
 use service::http::{Body, response};
-use topics::apps::{Answer, Command, VersionStatus};
+use topics::apps::{Approve, Publish, Reject, VersionStatus, Withdraw};
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -45,8 +45,7 @@ pub(crate) async fn publish(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let command = Command::Publish { version_id, name };
-    let version = version_of(commands::submit(state, origin, command).await?)?;
+    let version = commands::submit(state, origin, Publish { version_id, name }).await?;
     // Still `uploaded`: an approval request opened instead.
     let status = if version.status == "published" {
         StatusCode::OK
@@ -73,19 +72,24 @@ pub(crate) async fn decide(
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
     let comment = comment::read(parts, request).await?;
-    let command = match verdict {
-        Verdict::Approve => Command::Approve {
-            version_id,
-            name,
-            comment,
-        },
-        Verdict::Reject => Command::Reject {
-            version_id,
-            name,
-            comment,
-        },
+    let version = match verdict {
+        Verdict::Approve => {
+            let approve = Approve {
+                version_id,
+                name,
+                comment,
+            };
+            commands::submit(state, origin, approve).await?
+        }
+        Verdict::Reject => {
+            let reject = Reject {
+                version_id,
+                name,
+                comment,
+            };
+            commands::submit(state, origin, reject).await?
+        }
     };
-    let version = version_of(commands::submit(state, origin, command).await?)?;
     Ok(response::json(StatusCode::OK, &version))
 }
 
@@ -98,21 +102,11 @@ pub(crate) async fn withdraw(
     let (name, version_id, version) = own_version(state, origin, name, id).await?;
     let seen = VersionStatus::parse(&version.status)
         .ok_or_else(|| Error::Internal(format!("version status {:?}", version.status)))?;
-    let command = Command::Withdraw {
+    let command = Withdraw {
         version_id,
         name,
         seen,
     };
-    let version = version_of(commands::submit(state, origin, command).await?)?;
+    let version = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &version))
-}
-
-/// The version an apps command answered.
-pub(super) fn version_of(answer: Answer) -> Result<AppVersion, Error> {
-    match answer {
-        Answer::Version(version) => Ok(*version),
-        Answer::ApprovalSettings(_) | Answer::AuditExportSchedule(_) => {
-            Err(commands::mismatched("a version's command"))
-        }
-    }
 }

@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use readers::approvals::{self, ApprovalRequest};
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::definitions::{Answer, Command, Decision, Kind};
+use topics::definitions::{AddComment, Decide, Decision, Kind};
 
 use crate::auth::Permission;
 use crate::body;
@@ -48,16 +48,14 @@ pub(crate) async fn decide(
             permission: Permission::ApprovalsDecide.as_str(),
         });
     }
-    let command = Command::Decide {
+    let command = Decide {
         kind: kind_of(&approval)?,
         key: approval.key,
         approval: approval.id,
         decision,
         comment,
     };
-    let Answer::Decided(decided) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("an approval's decision"));
-    };
+    let decided = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &decided))
 }
 
@@ -74,15 +72,13 @@ pub(crate) async fn comment(
         let message = format!("must be 1 to {MAX_REMARK_CHARS} characters, not all blank");
         return Err(Error::validation(Location::Body, "/body", message));
     }
-    let command = Command::Comment {
+    let command = AddComment {
         kind: kind_of(&approval)?,
         key: approval.key,
         approval: approval.id,
         body,
     };
-    let Answer::Commented(comment) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("a comment"));
-    };
+    let comment = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &comment))
 }
 

@@ -7,7 +7,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::{Answer, ApprovalSettings, Command};
+use topics::apps::SetApprovalSettings;
 
 use crate::auth::Principal;
 use crate::body;
@@ -56,13 +56,11 @@ pub(crate) async fn put(
             }
         }
     }
-    let command = Command::SetApprovalSettings(ApprovalSettings {
+    let command = SetApprovalSettings {
         required: settings.required,
         required_for: settings.required_for,
         four_eyes: settings.four_eyes,
-    });
-    let Answer::ApprovalSettings(stored) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("the approval settings"));
     };
+    let stored = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }

@@ -10,7 +10,7 @@ use readers::audit::Format;
 use readers::audit_exports::{self, Schedule};
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::{Answer, AuditExportSchedule, Command};
+use topics::apps::SetAuditExportSchedule;
 
 use crate::auth::Principal;
 use crate::body;
@@ -58,15 +58,12 @@ pub(crate) async fn put(
         let message = format!("must be from 1 to {MAX_INTERVAL_HOURS}");
         return Err(Error::validation(Location::Body, "/intervalHours", message));
     }
-    let command = Command::SetAuditExportSchedule(AuditExportSchedule {
+    let command = SetAuditExportSchedule {
         enabled: body.enabled,
         interval_hours: body.interval_hours,
         format: body.format,
-    });
-    let Answer::AuditExportSchedule(stored) = commands::submit(state, origin, command).await?
-    else {
-        return Err(commands::mismatched("the audit export schedule"));
     };
+    let stored = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }
 

@@ -10,7 +10,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::backtests::{Command, Sample, Target};
+use topics::backtests::{Sample, Start, Target};
 use topics::definitions::is_key;
 use uuid::Uuid;
 
@@ -71,7 +71,7 @@ pub(crate) async fn start(
     let Some(target) = target.filter(|_| issues.is_empty()) else {
         return Err(Error::Validation(issues));
     };
-    let command = Command::Start {
+    let command = Start {
         backtest_id: Uuid::now_v7(),
         target,
         sample: Sample { last_days, limit },

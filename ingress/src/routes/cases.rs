@@ -10,7 +10,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::cases::{Command, Opening, Outcome, Priority};
+use topics::cases::{Decide, Open, Opening, Outcome, Priority};
 use topics::definitions::{MAX_CASE_TITLE_CHARS, MAX_SLA_HOURS, is_key};
 use uuid::Uuid;
 
@@ -76,7 +76,7 @@ pub(crate) async fn open(
     if !issues.is_empty() {
         return Err(Error::Validation(issues));
     }
-    let command = Command::Open {
+    let command = Open {
         case_id: Uuid::now_v7(),
         opening: Opening {
             case_type: opened.case_type,
@@ -105,7 +105,7 @@ pub(crate) async fn decide(
     let DecideBody { outcome, comment } =
         body::json(&parts.headers, request, body::JSON_LIMIT).await?;
     comment::check(comment.as_deref())?;
-    let command = Command::Decide {
+    let command = Decide {
         case_id,
         outcome,
         comment,

@@ -23,7 +23,7 @@ use readers::submissions::{self, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use service::http::{Body, response};
-use topics::runs::{Answer, Command};
+use topics::runs::OpenSubmission as Open;
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -46,13 +46,11 @@ pub(crate) async fn open(
     (parts, request): (&http::request::Parts, Incoming),
 ) -> Result<Response<Body>, Error> {
     let open: OpenSubmission = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
-    let command = Command::OpenSubmission {
+    let command = Open {
         run_id: open.workflow_run_id,
         submission_id: Uuid::now_v7(),
     };
-    let Answer::Submission(opened) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("a submission's opening"));
-    };
+    let opened = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &opened))
 }
 

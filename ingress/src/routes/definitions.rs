@@ -11,7 +11,7 @@ use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
-use topics::definitions::{Answer, Body, Command, Kind, is_key};
+use topics::definitions::{Body, CreateVersion, Kind, Publish, PublishReply, is_key};
 
 use crate::auth::Principal;
 use crate::body;
@@ -44,14 +44,12 @@ pub(crate) async fn create_version(
     // describes it, and the answer and every later read say so.
     let body = serde_json::to_value(&parsed)
         .map_err(|error| Error::Internal(format!("a definition body: {error}")))?;
-    let command = Command::CreateVersion {
+    let command = CreateVersion {
         kind,
         key: key.to_owned(),
         body,
     };
-    let Answer::Created(created) = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("a version's creation"));
-    };
+    let created = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &created))
 }
 
@@ -91,17 +89,16 @@ pub(crate) async fn publish(
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
     // The optional body is the approval request's comment, should one open.
     let comment = comment::read(parts, request).await?;
-    let command = Command::Publish {
+    let command = Publish {
         kind,
         key: key.to_owned(),
         version,
         comment,
     };
-    match commands::submit(state, origin, command).await? {
-        Answer::Published(published) => Ok(response::json(StatusCode::OK, &published)),
-        Answer::Requested(requested) => Ok(response::json(StatusCode::ACCEPTED, &requested)),
-        _ => Err(commands::mismatched("a publish")),
-    }
+    Ok(match commands::submit(state, origin, command).await? {
+        PublishReply::Published(published) => response::json(StatusCode::OK, &published),
+        PublishReply::Requested(requested) => response::json(StatusCode::ACCEPTED, &requested),
+    })
 }
 
 fn kind_of(kind: &str) -> Result<Kind, Error> {

@@ -16,7 +16,7 @@ use readers::documents::{self, Document};
 use readers::{Page, Tenant};
 use schema::module::Sha256;
 use service::http::{Body, response};
-use topics::documents::{Command, MAX_DOCUMENT_BYTES};
+use topics::documents::{Add, MAX_DOCUMENT_BYTES};
 use uuid::Uuid;
 
 use super::app_invocations::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -55,7 +55,7 @@ pub(crate) async fn add(
         .put(&key, bytes.to_vec())
         .await
         .map_err(|error| Error::Unavailable(format!("object storage: {error}")))?;
-    let command = Command::Add {
+    let command = Add {
         document_id: Uuid::now_v7(),
         subject_id,
         name,

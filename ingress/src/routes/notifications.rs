@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use readers::notifications::{self, Reader};
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::notifications::Command;
+use topics::notifications::{MarkAllRead, MarkRead as Mark};
 use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
@@ -25,7 +25,7 @@ const MAX_IDS: usize = 100;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MarkRead {
+struct ReadBody {
     #[serde(default)]
     ids: Option<Vec<Uuid>>,
 }
@@ -48,22 +48,25 @@ pub(crate) async fn mark_read(
     origin: Origin<'_>,
     (parts, request): (&http::request::Parts, Incoming),
 ) -> Result<Response<Body>, Error> {
-    let MarkRead { ids } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let ReadBody { ids } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
     let caller = origin.caller;
     let (reader, admin) = (caller.sub.to_string(), is_admin(caller));
-    let command = match ids {
+    let marked = match ids {
         Some(ids) if ids.len() > MAX_IDS => {
             let message = format!("at most {MAX_IDS} ids; leave ids out to mark every one read");
             return Err(Error::validation(Location::Body, "/ids", message));
         }
-        Some(ids) => Command::MarkRead { reader, admin, ids },
-        None => Command::MarkAllRead {
-            reader,
-            admin,
-            until: chrono::Utc::now(),
-        },
+        Some(ids) => commands::submit(state, origin, Mark { reader, admin, ids }).await?,
+        None => {
+            let until = chrono::Utc::now();
+            let all = MarkAllRead {
+                reader,
+                admin,
+                until,
+            };
+            commands::submit(state, origin, all).await?
+        }
     };
-    let marked = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &marked))
 }
 

@@ -7,7 +7,7 @@
 use http::{Response, StatusCode};
 use readers::webhook_deliveries::{self, Filter, STATUSES};
 use service::http::{Body, response};
-use topics::endpoints::{Answer, Command};
+use topics::endpoints::RetryDelivery;
 
 use crate::auth::Principal;
 use crate::commands::{self, Origin};
@@ -64,10 +64,7 @@ pub(crate) async fn retry(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let delivery_id = path::id("id", id)?;
-    let command = Command::RetryDelivery { delivery_id };
-    let Answer::Retried { .. } = commands::submit(state, origin, command).await? else {
-        return Err(commands::mismatched("a delivery's retry"));
-    };
+    commands::submit(state, origin, RetryDelivery { delivery_id }).await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
         .await?

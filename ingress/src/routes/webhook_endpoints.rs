@@ -17,7 +17,7 @@ use outbound::{SigningSecret, endpoint_hosts};
 use readers::webhook_endpoints::{self, Endpoint};
 use serde::{Deserialize, Serialize};
 use service::http::{Body, response};
-use topics::endpoints::{Answer, Command, secret_binding};
+use topics::endpoints::{self as command, secret_binding};
 use topics::outbound::is_event_type;
 use topics::sealed::Sealed;
 use uuid::Uuid;
@@ -85,7 +85,7 @@ pub(crate) async fn create(
     }
     let endpoint_id = Uuid::now_v7();
     let (secret, sealed) = new_secret(state, origin, endpoint_id)?;
-    let command = Command::Create {
+    let command = command::Create {
         endpoint_id,
         url: created.url,
         event_types: deduplicated(created.event_types),
@@ -93,7 +93,7 @@ pub(crate) async fn create(
         enabled: created.enabled,
         secret: sealed,
     };
-    let endpoint = endpoint_of(commands::submit(state, origin, command).await?)?;
+    let endpoint = commands::submit(state, origin, command).await?;
     let shown = WithSecret { endpoint, secret };
     Ok(response::json(StatusCode::CREATED, &shown))
 }
@@ -119,14 +119,14 @@ pub(crate) async fn update(
     if !issues.is_empty() {
         return Err(Error::Validation(issues));
     }
-    let command = Command::Update {
+    let command = command::Update {
         endpoint_id,
         url: update.url,
         event_types: update.event_types.map(deduplicated),
         description: update.description,
         enabled: update.enabled,
     };
-    let endpoint = endpoint_of(commands::submit(state, origin, command).await?)?;
+    let endpoint = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::OK, &endpoint))
 }
 
@@ -137,11 +137,11 @@ pub(crate) async fn rotate_secret(
 ) -> Result<Response<Body>, Error> {
     let endpoint_id = path::id("id", id)?;
     let (secret, sealed) = new_secret(state, origin, endpoint_id)?;
-    let command = Command::RotateSecret {
+    let command = command::RotateSecret {
         endpoint_id,
         secret: sealed,
     };
-    let endpoint = endpoint_of(commands::submit(state, origin, command).await?)?;
+    let endpoint = commands::submit(state, origin, command).await?;
     let shown = WithSecret { endpoint, secret };
     Ok(response::json(StatusCode::OK, &shown))
 }
@@ -152,10 +152,7 @@ pub(crate) async fn delete(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let endpoint_id = path::id("id", id)?;
-    let Answer::Deleted = commands::submit(state, origin, Command::Delete { endpoint_id }).await?
-    else {
-        return Err(commands::mismatched("an endpoint's delete"));
-    };
+    commands::submit(state, origin, command::Delete { endpoint_id }).await?;
     Ok(response::json(
         StatusCode::OK,
         &serde_json::json!({"id": endpoint_id, "deleted": true}),
@@ -200,13 +197,6 @@ fn new_secret(
     let endpoint = endpoint_id.to_string();
     let sealed = keys.seal(secret_binding(origin.caller.tenant, &endpoint), &secret);
     Ok((secret, sealed))
-}
-
-fn endpoint_of(answer: Answer) -> Result<Endpoint, Error> {
-    match answer {
-        Answer::Endpoint(endpoint) => Ok(endpoint),
-        _ => Err(commands::mismatched("an endpoint's change")),
-    }
 }
 
 fn check_url(state: &State, url: &str, issues: &mut Vec<Issue>) {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
 use topics::definitions::is_key;
-use topics::runs::{Answer, Command};
+use topics::runs::{Cancel, Start};
 use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
@@ -54,7 +54,7 @@ pub(crate) async fn start(
             "must be an integer > 0",
         ));
     }
-    let command = Command::Start {
+    let command = Start {
         run_id: Uuid::now_v7(),
         definition_key: start.definition_key,
         version: start.version,
@@ -64,7 +64,7 @@ pub(crate) async fn start(
     let run = commands::submit(state, origin, command).await?;
     Ok(response::json(
         StatusCode::ACCEPTED,
-        &shown(origin.caller, run)?,
+        &visible(origin.caller, run),
     ))
 }
 
@@ -87,16 +87,8 @@ pub(crate) async fn cancel(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let run_id = path::id("id", id)?;
-    let run = commands::submit(state, origin, Command::Cancel { run_id }).await?;
-    Ok(response::json(StatusCode::OK, &shown(origin.caller, run)?))
-}
-
-/// The stage's answer (the run) as the caller may see it.
-fn shown(caller: &Principal, answer: Answer) -> Result<Run, Error> {
-    match answer {
-        Answer::Run(run) => Ok(visible(caller, run)),
-        _ => Err(commands::mismatched("a run's start or cancel")),
-    }
+    let run = commands::submit(state, origin, Cancel { run_id }).await?;
+    Ok(response::json(StatusCode::OK, &visible(origin.caller, run)))
 }
 
 fn visible(caller: &Principal, run: Run) -> Run {

@@ -30,13 +30,13 @@ use readers::callbacks::webhook::Recording;
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
 use topics::callbacks::{Answer, Event, EventStatus};
-use topics::{Envelope, Outcome};
+use topics::{Answered, Applied, Apply, Envelope, Header, Outcome};
 use tracing::Span;
 use uuid::Uuid;
 
 use crate::Error;
 use crate::audit::{self, AuditEvent};
-use crate::stage::{Applied, Decoded, Stage};
+use crate::stage::{Context, Decoded, Stage};
 use crate::timers::TimerTable;
 
 /// Most events applied in one transaction: a lane's pause mark, so a backlog drains in full
@@ -68,26 +68,23 @@ impl Stage for CallbacksStage {
     const INBOX: bool = false;
     const REPLIES: bool = true;
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        event: &Envelope<Event>,
-    ) -> Result<Applied<Answer, Self::Then>, Error> {
-        let span = Span::current();
-        let mut applied = apply_all(tx, &[(event, &span)]).await?;
-        applied
-            .pop()
-            .ok_or_else(|| Error::Contract("an event went unanswered".into()))
-    }
-
     async fn apply_batch(
         &self,
-        tx: &mut Transaction<'_, Postgres>,
+        cx: &mut Context,
         events: &[&Decoded<Event>],
-    ) -> Result<Vec<Applied<Answer, Self::Then>>, Error> {
-        let events: Vec<(&Envelope<Event>, &Span)> =
-            events.iter().map(|e| (&e.envelope, &e.span)).collect();
-        apply_all(tx, &events).await
+    ) -> Result<Vec<Answered<Self::Then>>, Error> {
+        let headers: Vec<Header> = events.iter().map(|e| e.envelope.header()).collect();
+        let events: Vec<(&Header, &Event, &Span)> = events
+            .iter()
+            .zip(&headers)
+            .map(|(e, header)| (header, &e.envelope.body, &e.span))
+            .collect();
+        let v = <Event as topics::Message>::REPLY_VERSION;
+        apply_all(&mut cx.tx, &events)
+            .await?
+            .into_iter()
+            .map(|applied| Ok(applied.encode(v)?))
+            .collect()
     }
 
     async fn after_commit(
@@ -105,6 +102,25 @@ impl Stage for CallbacksStage {
             );
         }
         Ok(())
+    }
+}
+
+/// One event alone (a batch of one), in the span it is applied in.
+#[async_trait]
+impl Apply<Event, Context> for CallbacksStage {
+    type Then = Option<Waited>;
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        event: &Event,
+    ) -> Result<Applied<Answer, Option<Waited>>, Error> {
+        let span = Span::current();
+        let mut applied = apply_all(&mut cx.tx, &[(&cx.command, event, &span)]).await?;
+        applied
+            .pop()
+            .ok_or_else(|| Error::Contract("an event went unanswered".into()))
     }
 }
 
@@ -163,20 +179,19 @@ pub struct Waited {
 /// statements, not two hundred and forty, and the count triggers run once per table.
 async fn apply_all(
     tx: &mut Transaction<'_, Postgres>,
-    events: &[(&Envelope<Event>, &Span)],
+    events: &[(&Header, &Event, &Span)],
 ) -> Result<Vec<Applied<Answer, Option<Waited>>>, Error> {
-    let mut sessions = lock_sessions(tx, events.iter().map(|(e, _)| *e)).await?;
+    let mut sessions = lock_sessions(tx, events.iter().map(|(_, e, _)| *e)).await?;
     let known = recorded_events(tx, events).await?;
     let mut writes = Writes::default();
     // The event ids of this batch recorded so far: a second delivery in the same batch is a
     // repeat too.
     let mut recorded_now: HashSet<(Uuid, &str, &str)> = HashSet::new();
     let mut answers = Vec::with_capacity(events.len());
-    for &(envelope, span) in events {
+    for &(header, event, span) in events {
         let _entered = span.enter();
-        let event = &envelope.body;
         span.record("svc.app.name", event.app_name.as_str());
-        let tenant = envelope
+        let tenant = header
             .tenant
             .ok_or_else(|| Error::Invalid("a webhook event without a tenant".into()))?;
         // The route found the session before producing, and sessions are never deleted.
@@ -194,7 +209,7 @@ async fn apply_all(
             k.tenant_id == tenant && k.app_name == event.app_name && k.event_id == event.event_id
         });
         if let Some(recording) = recorded_before {
-            answers.push(Planned::Now(repeat(envelope, recording)?));
+            answers.push(Planned::Now(repeat(header, event, recording)?));
             continue;
         }
         if !recorded_now.insert(id_key) {
@@ -206,16 +221,16 @@ async fn apply_all(
             continue;
         }
         let recorded = Recorded::of(&session.status, event);
-        writes.event(tenant, envelope, recorded);
+        writes.event(tenant, header, event, recorded);
         match recorded {
             Recorded::Settled => {
                 let settled = writes.settle(tenant, event, session);
-                writes.audit(envelope);
+                writes.audit(header, event);
                 session.status = event.status.as_str().to_owned();
                 answers.push(Planned::Settled(settled));
             }
             Recorded::Accepted => {
-                writes.audit(envelope);
+                writes.audit(header, event);
                 answers.push(Planned::Now(Answer::Accepted));
             }
             Recorded::Stale => {
@@ -233,7 +248,7 @@ async fn apply_all(
     answers
         .into_iter()
         .zip(events)
-        .map(|(planned, (_, span))| match planned {
+        .map(|(planned, (_, _, span))| match planned {
             Planned::Now(answer) => Ok(applied(answer, None)),
             Planned::Settled(i) => {
                 let settled = &writes.settled[i];
@@ -283,9 +298,9 @@ fn applied(answer: Answer, waited: Option<Waited>) -> Applied<Answer, Option<Wai
 /// wait for each other rather than deadlock.
 async fn lock_sessions<'a>(
     tx: &mut Transaction<'_, Postgres>,
-    events: impl IntoIterator<Item = &'a Envelope<Event>>,
+    events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<HashMap<Uuid, Session>, Error> {
-    let mut ids: Vec<Uuid> = events.into_iter().map(|e| e.body.session_id).collect();
+    let mut ids: Vec<Uuid> = events.into_iter().map(|e| e.session_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let sessions: Vec<Session> = sqlx::query_as(
@@ -314,18 +329,18 @@ struct Known {
 /// id (one look-up of the unique index for the batch).
 async fn recorded_events(
     tx: &mut Transaction<'_, Postgres>,
-    events: &[(&Envelope<Event>, &Span)],
+    events: &[(&Header, &Event, &Span)],
 ) -> Result<Vec<Known>, Error> {
     let mut tenants = Vec::with_capacity(events.len());
     let mut apps = Vec::with_capacity(events.len());
     let mut event_ids = Vec::with_capacity(events.len());
-    for (envelope, _) in events {
-        let Some(tenant) = envelope.tenant else {
+    for (header, event, _) in events {
+        let Some(tenant) = header.tenant else {
             continue; // refused when applied
         };
         tenants.push(tenant);
-        apps.push(envelope.body.app_name.as_str());
-        event_ids.push(envelope.body.event_id.as_str());
+        apps.push(event.app_name.as_str());
+        event_ids.push(event.event_id.as_str());
     }
     Ok(sqlx::query_as(
         "SELECT e.tenant_id, e.app_name, e.event_id, e.id AS message_id, e.outcome, e.status, \
@@ -345,10 +360,10 @@ async fn recorded_events(
 /// The answer to an event whose id was recorded before: this very message again (a redelivery)
 /// gets the answer it got the first time, from its row; another message of a recorded event id
 /// is a duplicate.
-fn repeat(envelope: &Envelope<Event>, known: &Known) -> Result<Answer, Error> {
-    if known.message_id != envelope.id {
+fn repeat(header: &Header, event: &Event, known: &Known) -> Result<Answer, Error> {
+    if known.message_id != header.id {
         tracing::info!(
-            event_id = envelope.body.event_id,
+            event_id = event.event_id,
             "a repeat of a recorded event; nothing to do"
         );
         return Ok(Answer::Duplicate);
@@ -361,7 +376,7 @@ fn repeat(envelope: &Envelope<Event>, known: &Known) -> Result<Answer, Error> {
     Answer::of_recording(&recording).ok_or_else(|| {
         Error::Invalid(format!(
             "event {} is recorded as {} {}",
-            envelope.id, recording.outcome, recording.status
+            header.id, recording.outcome, recording.status
         ))
     })
 }
@@ -426,10 +441,9 @@ struct EventRows {
 
 impl Writes {
     /// The event's row.
-    fn event(&mut self, tenant: Uuid, envelope: &Envelope<Event>, recorded: Recorded) {
-        let event = &envelope.body;
+    fn event(&mut self, tenant: Uuid, header: &Header, event: &Event, recorded: Recorded) {
         let rows = &mut self.events;
-        rows.ids.push(envelope.id);
+        rows.ids.push(header.id);
         rows.tenants.push(tenant);
         rows.apps.push(event.app_name.clone());
         rows.sessions.push(event.session_id);
@@ -439,7 +453,7 @@ impl Writes {
         rows.outcomes.push(recorded.as_str());
         rows.outputs.push(event.output.clone());
         rows.errors.push(event.error.clone());
-        rows.received.push(envelope.time);
+        rows.received.push(header.time);
     }
 
     /// Completes or fails the pending session (its row is locked, so it is still pending),
@@ -463,10 +477,9 @@ impl Writes {
     }
 
     /// `app.callback.received` (app, external id, status and event id, never the payload).
-    fn audit(&mut self, envelope: &Envelope<Event>) {
-        let event = &envelope.body;
+    fn audit(&mut self, header: &Header, event: &Event) {
         self.audits.push(audit::Row::of(
-            envelope,
+            header,
             AuditEvent {
                 action: "app.callback.received",
                 subject_type: "app_callback",

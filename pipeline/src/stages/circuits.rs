@@ -11,12 +11,12 @@ use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::circuits::{Circuit, Event, Verdict};
 use topics::outbound::Outbound;
-use topics::{Envelope, Outcome, Principal};
+use topics::{Applied, Apply, Envelope, Header, Outcome, Principal};
 
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
 use crate::outbox;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::{Context, Stage};
 
 /// Counted failures in a row that open a circuit.
 const FAILURES_TO_OPEN: i32 = 5;
@@ -25,7 +25,6 @@ const FAILURES_TO_OPEN: i32 = 5;
 #[derive(Debug, Default)]
 pub(crate) struct CircuitsStage;
 
-#[async_trait]
 impl Stage for CircuitsStage {
     type Body = Event;
     type Then = ();
@@ -33,74 +32,70 @@ impl Stage for CircuitsStage {
     /// The runs stage produces these and waits for nothing: the inbox only keeps a
     /// redelivered outcome from counting twice.
     const REPLIES: bool = false;
+}
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        event: &Envelope<Event>,
-    ) -> Result<Applied<Circuit>, Error> {
-        self.outcome(tx, event).await.map(Applied::from)
+#[async_trait]
+impl Apply<Event, Context> for CircuitsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, event: &Event) -> Result<Applied<Circuit>, Error> {
+        outcome(cx, event).await.map(Applied::from)
     }
 }
 
-impl CircuitsStage {
-    /// What applying `event` comes to.
-    async fn outcome(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        event: &Envelope<Event>,
-    ) -> Result<Outcome<Circuit>, Error> {
-        let tenant = tenant_of::<Self>(event)?;
-        let Event::CallEnded {
-            app,
-            verdict,
-            trial,
-        } = &event.body;
-        let (state, failures): (String, i32) = sqlx::query_as(
-            "SELECT state, failures FROM app_circuits \
-             WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
-        )
-        .bind(tenant)
-        .bind(app)
-        .fetch_optional(&mut **tx)
-        .await?
-        .unwrap_or_else(|| ("closed".to_owned(), 0));
-        let moved = next(&state, failures, *verdict, *trial);
-        sqlx::query(
-            "INSERT INTO app_circuits (tenant_id, app_name, state, failures, opened_at, \
-             updated_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END, now()) \
-             ON CONFLICT (tenant_id, app_name) DO UPDATE SET state = $3, failures = $4, \
-             opened_at = CASE WHEN $5 THEN now() ELSE app_circuits.opened_at END, \
-             trial_started_at = CASE WHEN $3 = 'half_open' \
-                                     THEN app_circuits.trial_started_at END, \
-             updated_at = now()",
-        )
-        .bind(tenant)
-        .bind(app)
-        .bind(moved.state)
-        .bind(moved.failures)
-        .bind(moved.opens)
-        .execute(&mut **tx)
-        .await?;
-        if moved.opens {
-            opened(tx, event, app, moved.failures).await?;
-        } else if moved.state == "closed" && state != "closed" {
-            let audit = AuditEvent {
-                action: "app.circuit.closed",
-                subject_type: "app_install",
-                subject_id: app.clone(),
-                payload: json!({ "appName": app }),
-            };
-            audit::record(tx, event, audit).await?;
-            let closed = Outbound::CircuitClosed { app: app.clone() };
-            outbound(tx, event, closed).await?;
-            tracing::info!(app, "circuit closed");
-        }
-        Ok(Outcome::done(Circuit {
-            state: moved.state.to_owned(),
-            failures: moved.failures,
-        }))
+/// What applying `event` comes to.
+async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Error> {
+    let tenant = cx.tenant()?;
+    let Event::CallEnded {
+        app,
+        verdict,
+        trial,
+    } = event;
+    let (state, failures): (String, i32) = sqlx::query_as(
+        "SELECT state, failures FROM app_circuits \
+         WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
+    )
+    .bind(tenant)
+    .bind(app)
+    .fetch_optional(&mut *cx.tx)
+    .await?
+    .unwrap_or_else(|| ("closed".to_owned(), 0));
+    let moved = next(&state, failures, *verdict, *trial);
+    sqlx::query(
+        "INSERT INTO app_circuits (tenant_id, app_name, state, failures, opened_at, \
+         updated_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END, now()) \
+         ON CONFLICT (tenant_id, app_name) DO UPDATE SET state = $3, failures = $4, \
+         opened_at = CASE WHEN $5 THEN now() ELSE app_circuits.opened_at END, \
+         trial_started_at = CASE WHEN $3 = 'half_open' \
+                                 THEN app_circuits.trial_started_at END, \
+         updated_at = now()",
+    )
+    .bind(tenant)
+    .bind(app)
+    .bind(moved.state)
+    .bind(moved.failures)
+    .bind(moved.opens)
+    .execute(&mut *cx.tx)
+    .await?;
+    if moved.opens {
+        opened(cx, app, moved.failures).await?;
+    } else if moved.state == "closed" && state != "closed" {
+        let audit = AuditEvent {
+            action: "app.circuit.closed",
+            subject_type: "app_install",
+            subject_id: app.clone(),
+            payload: json!({ "appName": app }),
+        };
+        cx.audit(audit);
+        let closed = Outbound::CircuitClosed { app: app.clone() };
+        outbound(&mut cx.tx, &cx.command, closed).await?;
+        tracing::info!(app, "circuit closed");
     }
+    Ok(Outcome::done(Circuit {
+        state: moved.state.to_owned(),
+        failures: moved.failures,
+    }))
 }
 
 /// A circuit after a call's outcome.
@@ -148,19 +143,14 @@ fn known(state: &str) -> &'static str {
 }
 
 /// What opening a circuit leaves: the audit row, the outbound event and the notification.
-async fn opened(
-    tx: &mut Transaction<'_, Postgres>,
-    event: &Envelope<Event>,
-    app: &str,
-    failures: i32,
-) -> Result<(), Error> {
+async fn opened(cx: &mut Context, app: &str, failures: i32) -> Result<(), Error> {
     let audit = AuditEvent {
         action: "app.circuit.opened",
         subject_type: "app_install",
         subject_id: app.to_owned(),
         payload: json!({ "appName": app, "failures": failures }),
     };
-    audit::record(tx, event, audit).await?;
+    cx.audit(audit);
     for message in [
         Outbound::CircuitOpened {
             app: app.to_owned(),
@@ -170,7 +160,7 @@ async fn opened(
             app: app.to_owned(),
         },
     ] {
-        outbound(tx, event, message).await?;
+        outbound(&mut cx.tx, &cx.command, message).await?;
     }
     tracing::warn!(app, failures, "circuit opened");
     Ok(())
@@ -179,7 +169,7 @@ async fn opened(
 /// `message` to the outbox, relayed to `outbound.events` once `tx` commits.
 async fn outbound(
     tx: &mut Transaction<'_, Postgres>,
-    event: &Envelope<Event>,
+    event: &Header,
     message: Outbound,
 ) -> Result<(), Error> {
     let envelope = Envelope::new(

@@ -6,59 +6,44 @@
 use async_trait::async_trait;
 use readers::documents::Document;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::documents::Command;
-use topics::{Envelope, Outcome};
+use topics::documents::{Add, DocumentsCommand};
+use topics::{Applied, Apply, Outcome};
 
 use crate::Error;
-use crate::audit::{self, AuditEvent};
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::audit::AuditEvent;
+use crate::stage::{Context, Stage};
 
-/// Applies [`Command`]s of the `documents.commands` topic.
+/// Applies the commands of the `documents.commands` topic.
 #[derive(Debug, Default)]
 pub(crate) struct DocumentsStage;
 
-#[async_trait]
 impl Stage for DocumentsStage {
-    type Body = Command;
+    type Body = DocumentsCommand;
     type Then = ();
     const NAME: &'static str = "documents";
-
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Applied<Document>, Error> {
-        self.outcome(tx, command).await.map(Applied::from)
-    }
 }
 
-impl DocumentsStage {
-    /// What applying `command` comes to.
-    async fn outcome(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Outcome<Document>, Error> {
-        let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
-        add(tx, command, tenant).await
+#[async_trait]
+impl Apply<Add, Context> for DocumentsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, command: &Add) -> Result<Applied<Document>, Error> {
+        add(cx, command).await.map(Applied::from)
     }
 }
 
 /// Inserts the document and its audit row; answers the document.
-async fn add(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-) -> Result<Outcome<Document>, Error> {
-    let Command::Add {
+async fn add(cx: &mut Context, command: &Add) -> Result<Outcome<Document>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let Add {
         document_id,
         subject_id,
         name,
         content_type,
         size_bytes,
         sha256,
-    } = &command.body;
+    } = command;
     let size = i64::try_from(*size_bytes)
         .map_err(|_| Error::Invalid(format!("a document of {size_bytes} bytes")))?;
     sqlx::query(
@@ -72,8 +57,8 @@ async fn add(
     .bind(content_type)
     .bind(size)
     .bind(sha256)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     let event = AuditEvent {
         action: "document.added",
@@ -87,8 +72,8 @@ async fn add(
             "sha256": sha256,
         }),
     };
-    audit::record(tx, command, event).await?;
-    let added = readers::documents::get(tx, tenant, *subject_id, *document_id)
+    cx.audit(event);
+    let added = readers::documents::get(&mut cx.tx, tenant, *subject_id, *document_id)
         .await?
         .ok_or_else(|| Error::Invalid("the document just added is not there".into()))?;
     Ok(Outcome::done(added))

@@ -11,12 +11,12 @@
 
 use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::Envelope;
 use topics::outbound::{Audience, Outbound};
+use topics::{Applied, Apply, Header, Outcome};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::{Context, Stage};
 
 const BATCH_LIMIT: usize = 64;
 
@@ -24,7 +24,6 @@ const BATCH_LIMIT: usize = 64;
 #[derive(Debug, Default)]
 pub(crate) struct OutboundStage;
 
-#[async_trait]
 impl Stage for OutboundStage {
     type Body = Outbound;
     type Then = ();
@@ -32,18 +31,20 @@ impl Stage for OutboundStage {
     const BATCH_LIMIT: usize = BATCH_LIMIT;
     const INBOX: bool = false;
     const REPLIES: bool = false;
+}
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        message: &Envelope<Outbound>,
-    ) -> Result<Applied<()>, Error> {
-        let tenant = tenant_of::<Self>(message)?;
-        match message.body.audience() {
-            Audience::Endpoints => event(tx, tenant, message).await?,
-            Audience::Everyone => notification(tx, tenant, message).await?,
+#[async_trait]
+impl Apply<Outbound, Context> for OutboundStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, message: &Outbound) -> Result<Applied<()>, Error> {
+        let tenant = cx.tenant()?;
+        match message.audience() {
+            Audience::Endpoints => event(&mut cx.tx, tenant, &cx.command, message).await?,
+            Audience::Everyone => notification(&mut cx.tx, tenant, &cx.command, message).await?,
         }
-        Ok(Applied::from(topics::Outcome::done(())))
+        Ok(Applied::from(Outcome::done(())))
     }
 }
 
@@ -51,18 +52,19 @@ impl Stage for OutboundStage {
 async fn event(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
-    message: &Envelope<Outbound>,
+    header: &Header,
+    message: &Outbound,
 ) -> Result<(), Error> {
-    let name = message.body.name();
+    let name = message.name();
     let recorded = sqlx::query(
         "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
     )
-    .bind(message.id)
+    .bind(header.id)
     .bind(tenant)
     .bind(name)
-    .bind(message.body.data())
-    .bind(message.time)
+    .bind(message.data())
+    .bind(header.time)
     .execute(&mut **tx)
     .await?;
     if recorded.rows_affected() == 0 {
@@ -99,7 +101,7 @@ async fn event(
     .bind(&endpoint_ids)
     .bind(&enabled)
     .bind(tenant)
-    .bind(message.id)
+    .bind(header.id)
     .bind(name)
     .execute(&mut **tx)
     .await?;
@@ -110,7 +112,8 @@ async fn event(
 async fn notification(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
-    message: &Envelope<Outbound>,
+    header: &Header,
+    message: &Outbound,
 ) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO notifications (id, tenant_id, type, audience, data, source_id, created_at) \
@@ -118,10 +121,10 @@ async fn notification(
     )
     .bind(Uuid::now_v7())
     .bind(tenant)
-    .bind(message.body.name())
-    .bind(message.body.data())
-    .bind(message.id)
-    .bind(message.time)
+    .bind(message.name())
+    .bind(message.data())
+    .bind(header.id)
+    .bind(header.time)
     .execute(&mut **tx)
     .await?;
     Ok(())

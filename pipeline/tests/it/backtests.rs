@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pipeline::{BacktestRunner, BacktestsStage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use topics::backtests::{Command, Sample, Target};
+use topics::backtests::{BacktestsCommand, Sample, Start, Target};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
 
@@ -97,7 +97,7 @@ async fn start(topic: &str, tenant: Uuid) -> (Uuid, Uuid) {
         Principal::system("test"),
         "req-backtest",
         None,
-        Command::Start {
+        BacktestsCommand::from(Start {
             backtest_id: id,
             target: Target::Rule {
                 key: "score".into(),
@@ -107,7 +107,7 @@ async fn start(topic: &str, tenant: Uuid) -> (Uuid, Uuid) {
                 last_days: 30,
                 limit: 5000,
             },
-        },
+        }),
     );
     produce_keyed(&producer("backtest-test"), topic, &command).await;
     (id, command.id)

@@ -5,17 +5,17 @@
 
 use std::time::Duration;
 
-use topics::{Outcome, Reply};
+use topics::Reply;
 use uuid::Uuid;
 
 use crate::support::{
-    Added, Counting, Probe, ReplyListener, command, consumer, count, database, dead_lettered,
+    Counting, Probe, ReplyListener, added, command, consumer, count, database, dead_lettered,
     fresh_topic, inbox_row, produce, stage_handler, wait_for,
 };
 
 /// Produces `failing` then a plain command, consumes until the plain one is applied, and
 /// answers the reply `failing` got.
-async fn consume_after(failing: Probe) -> (Uuid, Reply<Added>, sqlx::PgPool) {
+async fn consume_after(failing: Probe) -> (Uuid, Reply, sqlx::PgPool) {
     let pool = database().await;
     let topic = fresh_topic().await;
     let failing = command(failing);
@@ -60,12 +60,7 @@ async fn a_command_that_keeps_failing_is_dead_lettered_after_its_attempts() {
 #[tokio::test]
 async fn a_dependency_that_is_down_is_waited_for_past_the_attempts() {
     let (id, reply, pool) = consume_after(Probe::Outage { times: 6, value: 9 }).await;
-    assert_eq!(
-        reply,
-        Reply::Applied {
-            outcome: Outcome::done(Added { applied: 9 })
-        }
-    );
+    assert_eq!(reply, added(9));
     assert_eq!(
         count(&pool, "deliveries", id).await,
         7,

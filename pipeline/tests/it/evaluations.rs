@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use topics::catalogue::RUNS;
-use topics::runs::Command;
+use topics::runs::{Resume, RunsCommand, Start};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
 
@@ -34,13 +34,13 @@ async fn published(pool: &PgPool, tenant: Uuid, (kind, key): (&str, &str), body:
     .expect("definition");
 }
 
-fn command(tenant: Uuid, body: Command) -> Envelope<Command> {
+fn command(tenant: Uuid, body: impl Into<RunsCommand>) -> Envelope<RunsCommand> {
     Envelope::new(
         Some(tenant),
         Principal::system("test"),
         "req-evaluations",
         None,
-        body,
+        body.into(),
     )
 }
 
@@ -75,7 +75,7 @@ async fn a_rule_set_steps_commands_redelivered_record_its_evaluation_once() {
     let run = Uuid::now_v7();
     let start = command(
         tenant,
-        Command::Start {
+        Start {
             run_id: run,
             definition_key: "onboarding".into(),
             version: None,
@@ -99,7 +99,7 @@ async fn a_rule_set_steps_commands_redelivered_record_its_evaluation_once() {
     // and then advances the run from what is stored.
     produce_keyed(&producer, RUNS.name, &start).await;
     let resumes: Vec<_> = (0..3)
-        .map(|_| command(tenant, Command::Resume { run_id: run }))
+        .map(|_| command(tenant, Resume { run_id: run }))
         .collect();
     for resume in &resumes {
         produce_keyed(&producer, RUNS.name, resume).await;

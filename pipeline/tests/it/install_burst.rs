@@ -12,7 +12,7 @@ use futures::StreamExt;
 use pipeline::{InstallsStage, Stage, StageHandler};
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use topics::installs::{Answer, Command as InstallCommand};
+use topics::installs::{Install, InstallsCommand as InstallCommand};
 use topics::{Envelope, Message, Principal, Reply, Topic};
 use uuid::Uuid;
 
@@ -57,12 +57,12 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
                 Principal::system("burst-test"),
                 "req-burst",
                 None,
-                InstallCommand::Install {
+                InstallCommand::from(Install {
                     name: name.clone(),
                     version_id: versions[name],
                     enabled: n % 5 != 4,
                     config: json!({ "n": n }),
-                },
+                }),
             )
         })
         .collect();
@@ -148,7 +148,9 @@ async fn a_burst_of_installs_survives_a_killed_worker() {
             .collect();
         let produced: Vec<Uuid> = commands
             .iter()
-            .filter(|c| c.body.app_name() == name)
+            .filter(
+                |c| matches!(&c.body, InstallCommand::Install(install) if install.name == *name),
+            )
             .map(|c| c.id)
             .collect();
         assert_eq!(applied, produced, "{name} applied in produce order");
@@ -246,7 +248,7 @@ impl ReplyCounter {
                 .and_then(|id| Uuid::try_parse(id).ok());
             let payload: String = message.get_payload().unwrap_or_default();
             if let (Some(id), Ok(Reply::Applied { .. })) =
-                (id, serde_json::from_str::<Reply<Answer>>(&payload))
+                (id, serde_json::from_str::<Reply>(&payload))
             {
                 *self.seen.entry(id).or_default() += 1;
             }

@@ -10,13 +10,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use serde_json::json;
-use topics::{Delivery, HandleError, Handler, Outcome, Reply};
+use topics::{Delivery, HandleError, Handler, Reply};
 use uuid::Uuid;
 
 use pipeline::StageHandler;
 
 use crate::support::{
-    Added, BatchingProbeStage, Counting, Probe, ReplyListener, WorkerProcess, command, consumer,
+    BatchingProbeStage, Counting, Probe, ReplyListener, WorkerProcess, added, command, consumer,
     count, database, dead_lettered, fresh_topic, inbox_row, produce, produce_raw, replies,
     stage_handler, wait_for,
 };
@@ -52,12 +52,7 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     let replied = ReplyListener::subscribe(first.id).await;
     let successor = spawn_worker(&topic, &group);
     wait_for(&pool, "deliveries", first.id, 2, Duration::from_secs(90)).await;
-    assert_eq!(
-        replied.reply(Duration::from_secs(60)).await,
-        Reply::Applied {
-            outcome: Outcome::done(Added { applied: 7 })
-        }
-    );
+    assert_eq!(replied.reply(Duration::from_secs(60)).await, added(7));
     let second = command(Probe::Add { value: 8 });
     produce(&topic, &second).await;
     wait_for(&pool, "effects", second.id, 1, Duration::from_secs(60)).await;
@@ -187,12 +182,7 @@ async fn a_batch_holding_a_command_twice_applies_it_once_and_answers_both() {
         wait_for(&pool, "effects", *id, 1, Duration::from_secs(90)).await;
     }
     wait_for(&pool, "effects", twice.id, 1, Duration::from_secs(90)).await;
-    assert_eq!(
-        replied.reply(Duration::from_secs(30)).await,
-        Reply::Applied {
-            outcome: Outcome::done(Added { applied: 5 })
-        }
-    );
+    assert_eq!(replied.reply(Duration::from_secs(30)).await, added(5));
     stop.cancel();
     running
         .await

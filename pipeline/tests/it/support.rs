@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use pipeline::{Applied, Error, Replies, Stage, StageHandler};
+use pipeline::{Context, Error, Replies, Stage, StageHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use service::testing::stack;
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::PgPool;
 use topics::{
-    Cluster, Consumer, ConsumerOptions, Delivery, Envelope, HandleError, Handler, Message, Outcome,
-    Principal, Producer, Reply, RetryPolicy, Topic, TopicKey,
+    Answered, Applied, Apply, Cluster, Command, Consumer, ConsumerOptions, Delivery, Dispatch,
+    Envelope, HandleError, Handler, Message, Outcome, Principal, Producer, Reply, RetryPolicy,
+    Topic, TopicKey,
 };
 use uuid::Uuid;
 
@@ -33,6 +34,16 @@ pub enum Probe {
     Duplicate,
 }
 
+/// The probe is its topic's only command type: its own body, dispatched to the stage's apply.
+impl Command for Probe {
+    type Body = Probe;
+    type Reply = Added;
+
+    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
+        tenant.unwrap_or_default().as_bytes().to_vec()
+    }
+}
+
 impl Message for Probe {
     const TOPIC: Topic = Topic {
         name: "test.pipeline",
@@ -41,9 +52,21 @@ impl Message for Probe {
         carries: "test commands",
     };
     const VERSION: u16 = 1;
-    type Answer = Added;
+    const REPLY_VERSION: u16 = 1;
+
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        tenant.unwrap_or_default().as_bytes().to_vec()
+        Command::key(self, tenant)
+    }
+}
+
+#[async_trait]
+impl<S: Apply<Probe, Context, Then = (), Error = Error>> Dispatch<S, Context> for Probe {
+    type Then = ();
+    type Error = Error;
+
+    async fn dispatch(&self, stage: &S, cx: &mut Context) -> Result<Answered, Error> {
+        let applied = stage.apply(cx, self).await?;
+        Ok(applied.encode(Self::REPLY_VERSION)?)
     }
 }
 
@@ -53,37 +76,47 @@ pub struct Added {
     pub applied: i32,
 }
 
+/// The reply of a probe that recorded `value`, as the stage publishes it.
+pub fn added(value: i32) -> Reply {
+    let outcome = Outcome::done(Added { applied: value });
+    Reply::Applied {
+        outcome: outcome.encode(Probe::REPLY_VERSION).expect("encodes"),
+    }
+}
+
 /// Applies [`Probe`] commands; counts the outages it has simulated per command.
 #[derive(Default)]
 pub struct ProbeStage {
     outages: Mutex<HashMap<Uuid, u32>>,
 }
 
-#[async_trait]
 impl Stage for ProbeStage {
     type Body = Probe;
     type Then = ();
     const NAME: &'static str = "test-probe";
+}
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Probe>,
-    ) -> Result<Applied<Added>, Error> {
-        let value = match command.body {
+#[async_trait]
+impl Apply<Probe, Context> for ProbeStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, probe: &Probe) -> Result<Applied<Added>, Error> {
+        let command_id = cx.command.id;
+        let value = match *probe {
             Probe::Add { value } => value,
             Probe::Slow => {
                 sqlx::query("SET LOCAL statement_timeout = 1")
-                    .execute(&mut **tx)
+                    .execute(&mut *cx.tx)
                     .await?;
                 sqlx::query("SELECT pg_sleep(0.05)")
-                    .execute(&mut **tx)
+                    .execute(&mut *cx.tx)
                     .await?;
                 unreachable!("the statement times out")
             }
             Probe::Outage { times, value } => {
                 let mut outages = self.outages.lock().expect("lock");
-                let seen = outages.entry(command.id).or_insert(0);
+                let seen = outages.entry(command_id).or_insert(0);
                 if *seen < times {
                     *seen += 1;
                     return Err(Error::Database(sqlx::Error::PoolTimedOut));
@@ -93,17 +126,17 @@ impl Stage for ProbeStage {
             Probe::Duplicate => {
                 for _ in 0..2 {
                     sqlx::query("INSERT INTO test_pipeline_unique (id) VALUES ($1)")
-                        .bind(command.id)
-                        .execute(&mut **tx)
+                        .bind(command_id)
+                        .execute(&mut *cx.tx)
                         .await?;
                 }
                 unreachable!("the second insert violates the key")
             }
         };
         sqlx::query("INSERT INTO test_pipeline_effects (command_id, value) VALUES ($1, $2)")
-            .bind(command.id)
+            .bind(command_id)
             .bind(value)
-            .execute(&mut **tx)
+            .execute(&mut *cx.tx)
             .await?;
         Ok(Outcome::done(Added { applied: value }).into())
     }
@@ -308,7 +341,7 @@ impl ReplyListener {
         }
     }
 
-    pub async fn reply(mut self, within: Duration) -> Reply<Added> {
+    pub async fn reply(mut self, within: Duration) -> Reply {
         let message = tokio::time::timeout(within, self.messages.next())
             .await
             .expect("a reply in time")
@@ -496,18 +529,19 @@ impl Drop for WorkerProcess {
 #[derive(Default)]
 pub struct BatchingProbeStage(ProbeStage);
 
-#[async_trait]
 impl Stage for BatchingProbeStage {
     type Body = Probe;
     type Then = ();
     const NAME: &'static str = "test-probe";
     const BATCH_LIMIT: usize = 16;
+}
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Probe>,
-    ) -> Result<Applied<Added>, Error> {
-        self.0.apply(tx, command).await
+#[async_trait]
+impl Apply<Probe, Context> for BatchingProbeStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, probe: &Probe) -> Result<Applied<Added>, Error> {
+        self.0.apply(cx, probe).await
     }
 }

@@ -11,7 +11,7 @@ use readers::callbacks::webhook;
 use serde_json::{Value, json};
 use service::http::{Body, response};
 use topics::callbacks::{Answer, Event};
-use topics::{Envelope, Outcome, Reply};
+use topics::{Envelope, Message, Outcome, Reply};
 use uuid::Uuid;
 
 use crate::commands;
@@ -28,7 +28,8 @@ pub(super) async fn answer_of(
 ) -> Result<Answer, Error> {
     let message_id = message.id;
     let stored = || recorded(state, tenant, message);
-    match commands::outcome_of(state, waiter, message_id, stored).await? {
+    let format = Event::REPLY_VERSION;
+    match commands::outcome_of(state, waiter, message_id, format, stored).await? {
         Outcome::Done { value } => Ok(value),
         // The stage refuses no event: one it cannot apply is dead-lettered.
         Outcome::Refused(refusal) => Err(Error::Internal(format!(
@@ -44,15 +45,13 @@ async fn recorded(
     state: &State,
     tenant: Uuid,
     message: &Envelope<Event>,
-) -> Result<Option<Reply<Answer>>, Error> {
+) -> Result<Option<Reply>, Error> {
     let message_id = message.id;
     let tenant = readers::Tenant::new(tenant);
     let Some(recording) = webhook::recording(&state.pool, tenant, message_id).await? else {
         let event = &message.body;
         let other = webhook::recorded_event(&state.pool, tenant, &event.app_name, &event.event_id);
-        return Ok(other.await?.map(|_| Reply::Applied {
-            outcome: Outcome::done(Answer::Duplicate),
-        }));
+        return other.await?.map(|_| applied(Answer::Duplicate)).transpose();
     };
     let answer = Answer::of_recording(&recording).ok_or_else(|| {
         Error::Internal(format!(
@@ -60,9 +59,15 @@ async fn recorded(
             recording.outcome, recording.status
         ))
     })?;
-    Ok(Some(Reply::Applied {
-        outcome: Outcome::done(answer),
-    }))
+    applied(answer).map(Some)
+}
+
+/// The reply the stage would have published with `answer`.
+fn applied(answer: Answer) -> Result<Reply, Error> {
+    let outcome = Outcome::done(answer)
+        .encode(Event::REPLY_VERSION)
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(Reply::Applied { outcome })
 }
 
 /// The vendor's answer: 202 for the event that settled (or, `pending`, kept) its session, 200

@@ -1,21 +1,36 @@
 //! `SetApprovalSettings`: a tenant's approval settings (not shown in SPEC; README "Approval
 //! settings"), replaced whole, with audit `approval_settings.updated`.
 
+use async_trait::async_trait;
+use readers::approval_settings::ApprovalSettings;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, ApprovalSettings, Command};
-use topics::{Envelope, Outcome};
-use uuid::Uuid;
+use topics::apps::SetApprovalSettings;
+use topics::{Applied, Apply, Outcome};
 
+use super::AppsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    settings: &ApprovalSettings,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<SetApprovalSettings, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        settings: &SetApprovalSettings,
+    ) -> Result<Applied<ApprovalSettings>, Error> {
+        apply(cx, settings).await.map(Applied::from)
+    }
+}
+
+async fn apply(
+    cx: &mut Context,
+    settings: &SetApprovalSettings,
+) -> Result<Outcome<ApprovalSettings>, Error> {
+    let tenant = cx.tenant()?;
     sqlx::query(
         "INSERT INTO approval_settings (tenant_id, required, required_for, four_eyes, updated_by, \
          updated_at) VALUES ($1, $2, $3, $4, $5, now()) \
@@ -26,8 +41,8 @@ pub(super) async fn apply(
     .bind(settings.required)
     .bind(&settings.required_for)
     .bind(settings.four_eyes)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     let event = AuditEvent {
         action: "approval_settings.updated",
@@ -35,7 +50,7 @@ pub(super) async fn apply(
         subject_id: tenant.to_string(),
         payload: json!(settings),
     };
-    audit::record(tx, command, event).await?;
-    let stored = readers::approval_settings::get(&mut **tx, readers::Tenant::new(tenant)).await?;
-    Ok(Outcome::done(Answer::ApprovalSettings(stored)))
+    cx.audit(event);
+    let stored = readers::approval_settings::get(&mut *cx.tx, readers::Tenant::new(tenant)).await?;
+    Ok(Outcome::done(stored))
 }

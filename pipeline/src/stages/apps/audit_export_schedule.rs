@@ -3,21 +3,36 @@
 //! covering from the hour it was set; a later change keeps what was covered, so no window is
 //! skipped or exported twice.
 
+use async_trait::async_trait;
+use readers::audit_exports::Schedule;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, AuditExportSchedule, Command};
-use topics::{Envelope, Outcome};
-use uuid::Uuid;
+use topics::apps::SetAuditExportSchedule;
+use topics::{Applied, Apply, Outcome};
 
+use super::AppsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    schedule: &AuditExportSchedule,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<SetAuditExportSchedule, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        schedule: &SetAuditExportSchedule,
+    ) -> Result<Applied<Schedule>, Error> {
+        apply(cx, schedule).await.map(Applied::from)
+    }
+}
+
+async fn apply(
+    cx: &mut Context,
+    schedule: &SetAuditExportSchedule,
+) -> Result<Outcome<Schedule>, Error> {
+    let tenant = cx.tenant()?;
     sqlx::query(
         "INSERT INTO audit_export_schedules (tenant_id, enabled, interval_hours, format, \
          covered_until, updated_by, updated_at) \
@@ -29,8 +44,8 @@ pub(super) async fn apply(
     .bind(schedule.enabled)
     .bind(schedule.interval_hours)
     .bind(schedule.format.as_str())
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     let event = AuditEvent {
         action: "audit_export.schedule.updated",
@@ -38,9 +53,9 @@ pub(super) async fn apply(
         subject_id: tenant.to_string(),
         payload: json!(schedule),
     };
-    audit::record(tx, command, event).await?;
-    let stored = readers::audit_exports::schedule(&mut **tx, readers::Tenant::new(tenant))
+    cx.audit(event);
+    let stored = readers::audit_exports::schedule(&mut *cx.tx, readers::Tenant::new(tenant))
         .await?
         .ok_or_else(|| Error::Invalid("the schedule just stored is not there".into()))?;
-    Ok(Outcome::done(Answer::AuditExportSchedule(stored)))
+    Ok(Outcome::done(stored))
 }

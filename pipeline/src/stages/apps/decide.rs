@@ -2,18 +2,20 @@
 //! publishes; with four-eyes on, the requester approving is refused `four_eyes`. Rejecting
 //! leaves the version `uploaded`, so it can be requested again.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, VersionStatus};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::apps::{Approve, Reject, Version, VersionStatus};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
+use crate::stage::Context;
 
 /// How a request is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decision {
+enum Decision {
     Approved,
     Rejected,
 }
@@ -27,16 +29,49 @@ impl Decision {
     }
 }
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
+#[async_trait]
+impl Apply<Approve, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, approve: &Approve) -> Result<Applied<Version>, Error> {
+        let Approve {
+            version_id,
+            name,
+            comment,
+        } = approve;
+        decide(cx, *version_id, name, Decision::Approved, comment)
+            .await
+            .map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<Reject, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, reject: &Reject) -> Result<Applied<Version>, Error> {
+        let Reject {
+            version_id,
+            name,
+            comment,
+        } = reject;
+        decide(cx, *version_id, name, Decision::Rejected, comment)
+            .await
+            .map(Applied::from)
+    }
+}
+
+async fn decide(
+    cx: &mut Context,
     version_id: Uuid,
     name: &str,
     decision: Decision,
     comment: &Option<String>,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(row) = version_row::lock(tx, Some(tenant), name, version_id).await? else {
+) -> Result<Outcome<Version>, Error> {
+    let tenant = cx.tenant()?;
+    let Some(row) = version_row::lock(&mut cx.tx, Some(tenant), name, version_id).await? else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
     let open: Option<(Uuid, String)> = sqlx::query_as(
@@ -44,7 +79,7 @@ pub(super) async fn apply(
          WHERE version_id = $1 AND decision IS NULL FOR UPDATE",
     )
     .bind(version_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let Some((request_id, requested_by)) = open.filter(|_| row.status == VersionStatus::Uploaded)
     else {
@@ -55,8 +90,8 @@ pub(super) async fn apply(
     };
     if decision == Decision::Approved {
         let settings =
-            readers::approval_settings::get(&mut **tx, readers::Tenant::new(tenant)).await?;
-        if settings.four_eyes && requested_by == command.principal.id {
+            readers::approval_settings::get(&mut *cx.tx, readers::Tenant::new(tenant)).await?;
+        if settings.four_eyes && requested_by == cx.command.principal.id {
             return Ok(Outcome::refused(
                 RefusalCode::FourEyes,
                 "Four-eyes is on: another administrator must approve your request.",
@@ -69,10 +104,10 @@ pub(super) async fn apply(
     )
     .bind(request_id)
     .bind(decision.as_str())
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
     .bind(comment)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     let audited = Audited {
         name,
@@ -80,10 +115,10 @@ pub(super) async fn apply(
         id: version_id,
     };
     let extra = json!({ "requestId": request_id, "decision": decision.as_str() });
-    version_row::record(tx, command, "app.approval.decided", audited, extra).await?;
+    version_row::record(cx, "app.approval.decided", audited, extra);
     if decision == Decision::Approved {
-        version_row::set_status(tx, version_id, VersionStatus::Published).await?;
-        version_row::record(tx, command, "app.published", audited, json!({})).await?;
+        version_row::set_status(&mut cx.tx, version_id, VersionStatus::Published).await?;
+        version_row::record(cx, "app.published", audited, json!({}));
     }
-    version_row::answer(tx, Some(tenant), name, version_id).await
+    version_row::answer(&mut cx.tx, Some(tenant), name, version_id).await
 }

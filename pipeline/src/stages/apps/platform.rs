@@ -2,23 +2,53 @@
 //! tenant), or publishes again one a previous release withdrew; `RetirePlatform` withdraws one
 //! the release no longer carries. Both are idempotent, as the API sends them at every start.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, Module, VersionStatus};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::apps::{ReleasePlatform, RetirePlatform, Version, VersionStatus};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn release(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    version_id: Uuid,
-    name: &str,
-    version: &str,
-    module: &Module,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<ReleasePlatform, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &ReleasePlatform,
+    ) -> Result<Applied<Version>, Error> {
+        release(cx, command).await.map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<RetirePlatform, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &RetirePlatform,
+    ) -> Result<Applied<Version>, Error> {
+        retire(cx, command).await.map(Applied::from)
+    }
+}
+
+async fn release(cx: &mut Context, command: &ReleasePlatform) -> Result<Outcome<Version>, Error> {
+    let ReleasePlatform {
+        version_id,
+        name,
+        version,
+        module,
+    } = command;
+    let version_id = *version_id;
     let size = i32::try_from(module.size_bytes)
         .map_err(|_| Error::Invalid(format!("module of {} bytes", module.size_bytes)))?;
     let existing: Option<Uuid> = sqlx::query_scalar(
@@ -26,7 +56,7 @@ pub(super) async fn release(
     )
     .bind(name)
     .bind(version)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let id = match existing {
         None => {
@@ -41,19 +71,19 @@ pub(super) async fn release(
             .bind(&module.sha256)
             .bind(size)
             .bind(&module.manifest)
-            .bind(&command.principal.id)
-            .execute(&mut **tx)
+            .bind(&cx.command.principal.id)
+            .execute(&mut *cx.tx)
             .await?;
             let audited = Audited {
                 name,
                 version,
                 id: version_id,
             };
-            version_row::record(tx, command, "app.published", audited, json!({})).await?;
+            version_row::record(cx, "app.published", audited, json!({}));
             version_id
         }
         Some(id) => {
-            let Some(row) = version_row::lock(tx, None, name, id).await? else {
+            let Some(row) = version_row::lock(&mut cx.tx, None, name, id).await? else {
                 return Err(Error::Invalid(format!("platform version {id} vanished")));
             };
             if row.sha256 != module.sha256 {
@@ -64,36 +94,33 @@ pub(super) async fn release(
                 ));
             }
             if row.status != VersionStatus::Published {
-                version_row::set_status(tx, id, VersionStatus::Published).await?;
+                version_row::set_status(&mut cx.tx, id, VersionStatus::Published).await?;
                 let audited = Audited { name, version, id };
-                version_row::record(tx, command, "app.published", audited, json!({})).await?;
+                version_row::record(cx, "app.published", audited, json!({}));
             }
             id
         }
     };
-    version_row::answer(tx, None, name, id).await
+    version_row::answer(&mut cx.tx, None, name, id).await
 }
 
-pub(super) async fn retire(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    version_id: Uuid,
-    name: &str,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(row) = version_row::lock(tx, None, name, version_id).await? else {
+async fn retire(cx: &mut Context, command: &RetirePlatform) -> Result<Outcome<Version>, Error> {
+    let RetirePlatform { version_id, name } = command;
+    let version_id = *version_id;
+    let Some(row) = version_row::lock(&mut cx.tx, None, name, version_id).await? else {
         return Ok(Outcome::refused(
             RefusalCode::NotFound,
             "No such platform version.",
         ));
     };
     if row.status == VersionStatus::Published {
-        version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
+        version_row::set_status(&mut cx.tx, version_id, VersionStatus::Withdrawn).await?;
         let audited = Audited {
             name,
             version: &row.version,
             id: version_id,
         };
-        version_row::record(tx, command, "app.withdrawn", audited, json!({})).await?;
+        version_row::record(cx, "app.withdrawn", audited, json!({}));
     }
-    version_row::answer(tx, None, name, version_id).await
+    version_row::answer(&mut cx.tx, None, name, version_id).await
 }

@@ -2,23 +2,32 @@
 //! approval settings require app approvals, an approval request opens and it stays `uploaded`
 //! (the route answers 202). A version with an open request is a `conflict`.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, VersionStatus};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::apps::{Publish, Version, VersionStatus};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    version_id: Uuid,
-    name: &str,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(row) = version_row::lock(tx, Some(tenant), name, version_id).await? else {
+#[async_trait]
+impl Apply<Publish, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, publish: &Publish) -> Result<Applied<Version>, Error> {
+        apply(cx, publish).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, publish: &Publish) -> Result<Outcome<Version>, Error> {
+    let tenant = cx.tenant()?;
+    let Publish { version_id, name } = publish;
+    let version_id = *version_id;
+    let Some(row) = version_row::lock(&mut cx.tx, Some(tenant), name, version_id).await? else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
     if row.status != VersionStatus::Uploaded {
@@ -34,7 +43,7 @@ pub(super) async fn apply(
         "SELECT id FROM app_approval_requests WHERE version_id = $1 AND decision IS NULL",
     )
     .bind(version_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     if open.is_some() {
         return Ok(Outcome::refused(
@@ -42,7 +51,8 @@ pub(super) async fn apply(
             "A publish request of this version is already open.",
         ));
     }
-    let settings = readers::approval_settings::get(&mut **tx, readers::Tenant::new(tenant)).await?;
+    let settings =
+        readers::approval_settings::get(&mut *cx.tx, readers::Tenant::new(tenant)).await?;
     let audited = Audited {
         name,
         version: &row.version,
@@ -58,15 +68,15 @@ pub(super) async fn apply(
         .bind(tenant)
         .bind(version_id)
         .bind(name)
-        .bind(&command.principal.id)
-        .bind(&command.principal.name)
-        .execute(&mut **tx)
+        .bind(&cx.command.principal.id)
+        .bind(&cx.command.principal.name)
+        .execute(&mut *cx.tx)
         .await?;
         let extra = json!({ "requestId": request_id });
-        version_row::record(tx, command, "app.approval.requested", audited, extra).await?;
+        version_row::record(cx, "app.approval.requested", audited, extra);
     } else {
-        version_row::set_status(tx, version_id, VersionStatus::Published).await?;
-        version_row::record(tx, command, "app.published", audited, json!({})).await?;
+        version_row::set_status(&mut cx.tx, version_id, VersionStatus::Published).await?;
+        version_row::record(cx, "app.published", audited, json!({}));
     }
-    version_row::answer(tx, Some(tenant), name, version_id).await
+    version_row::answer(&mut cx.tx, Some(tenant), name, version_id).await
 }

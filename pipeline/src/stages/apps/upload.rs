@@ -1,24 +1,35 @@
 //! `Upload`: a tenant's new version, `uploaded` (SPEC §3.1 first row). One version per tenant,
 //! name and version number: a second is a `conflict`.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, Module};
-use topics::{Envelope, Outcome, RefusalCode};
-use uuid::Uuid;
+use topics::apps::{Upload, Version};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
+use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    version_id: Uuid,
-    name: &str,
-    version: &str,
-    module: &Module,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<Upload, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, upload: &Upload) -> Result<Applied<Version>, Error> {
+        apply(cx, upload).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, upload: &Upload) -> Result<Outcome<Version>, Error> {
+    let tenant = cx.tenant()?;
+    let Upload {
+        version_id,
+        name,
+        version,
+        module,
+    } = upload;
+    let version_id = *version_id;
     let size = i32::try_from(module.size_bytes)
         .map_err(|_| Error::Invalid(format!("module of {} bytes", module.size_bytes)))?;
     let inserted = sqlx::query(
@@ -34,8 +45,8 @@ pub(super) async fn apply(
     .bind(&module.sha256)
     .bind(size)
     .bind(&module.manifest)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     if inserted.rows_affected() == 0 {
         return Ok(Outcome::refused(
@@ -49,6 +60,6 @@ pub(super) async fn apply(
         id: version_id,
     };
     let extra = json!({ "sha256": module.sha256 });
-    version_row::record(tx, command, "app.uploaded", audited, extra).await?;
-    version_row::answer(tx, Some(tenant), name, version_id).await
+    version_row::record(cx, "app.uploaded", audited, extra);
+    version_row::answer(&mut cx.tx, Some(tenant), name, version_id).await
 }

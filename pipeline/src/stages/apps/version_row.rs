@@ -3,12 +3,13 @@
 
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, VersionStatus};
-use topics::{Envelope, Outcome};
+use topics::Outcome;
+use topics::apps::{Version, VersionStatus};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 use crate::stages::version_lock;
 
 /// A version being changed.
@@ -74,7 +75,7 @@ pub(super) async fn answer(
     publisher: Option<Uuid>,
     name: &str,
     id: Uuid,
-) -> Result<Outcome<Answer>, Error> {
+) -> Result<Outcome<Version>, Error> {
     let version = match publisher {
         Some(tenant) => {
             let viewer = readers::apps::Viewer {
@@ -87,7 +88,7 @@ pub(super) async fn answer(
     }
     .map_err(Error::from)?;
     match version {
-        Some(version) => Ok(Outcome::done(Answer::Version(Box::new(version)))),
+        Some(version) => Ok(Outcome::done(version)),
         None => Err(Error::Invalid(format!(
             "version {id} vanished in its own transaction"
         ))),
@@ -103,13 +104,7 @@ pub(super) struct Audited<'a> {
 }
 
 /// Records `action` on the version, its payload naming it, plus the fields of `extra`.
-pub(super) async fn record(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    action: &'static str,
-    version: Audited<'_>,
-    extra: Value,
-) -> Result<(), Error> {
+pub(super) fn record(cx: &mut Context, action: &'static str, version: Audited<'_>, extra: Value) {
     let mut payload =
         json!({ "app": version.name, "version": version.version, "versionId": version.id });
     if let (Some(payload), Value::Object(extra)) = (payload.as_object_mut(), extra) {
@@ -121,5 +116,5 @@ pub(super) async fn record(
         subject_id: version.id.to_string(),
         payload,
     };
-    audit::record(tx, command, event).await
+    cx.audit(event);
 }

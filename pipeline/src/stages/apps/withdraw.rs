@@ -3,24 +3,39 @@
 //! status the API saw: if another transition applied in between (an approval racing this
 //! withdraw), this one is a `conflict`, so the race has one winner.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::apps::{Answer, Command, VersionStatus};
-use topics::{Envelope, Outcome, RefusalCode};
-use uuid::Uuid;
+use topics::apps::{Version, VersionStatus, Withdraw};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
+use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    version_id: Uuid,
-    name: &str,
-    seen: VersionStatus,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(row) = version_row::lock(tx, Some(tenant), name, version_id).await? else {
+#[async_trait]
+impl Apply<Withdraw, Context> for AppsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        withdraw: &Withdraw,
+    ) -> Result<Applied<Version>, Error> {
+        apply(cx, withdraw).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, withdraw: &Withdraw) -> Result<Outcome<Version>, Error> {
+    let tenant = cx.tenant()?;
+    let Withdraw {
+        version_id,
+        name,
+        seen,
+    } = withdraw;
+    let (version_id, seen) = (*version_id, *seen);
+    let Some(row) = version_row::lock(&mut cx.tx, Some(tenant), name, version_id).await? else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such version."));
     };
     if row.status != seen {
@@ -41,12 +56,12 @@ pub(super) async fn apply(
             ),
         ));
     }
-    version_row::set_status(tx, version_id, VersionStatus::Withdrawn).await?;
+    version_row::set_status(&mut cx.tx, version_id, VersionStatus::Withdrawn).await?;
     let audited = Audited {
         name,
         version: &row.version,
         id: version_id,
     };
-    version_row::record(tx, command, "app.withdrawn", audited, json!({})).await?;
-    version_row::answer(tx, Some(tenant), name, version_id).await
+    version_row::record(cx, "app.withdrawn", audited, json!({}));
+    version_row::answer(&mut cx.tx, Some(tenant), name, version_id).await
 }

@@ -8,17 +8,15 @@
 mod start;
 
 use async_trait::async_trait;
-use readers::backtests::Backtest;
-use sqlx::{Postgres, Transaction};
 use topics::Envelope;
-use topics::backtests::Command;
+use topics::backtests::BacktestsCommand;
 use uuid::Uuid;
 
 use crate::Error;
 use crate::backtests::Runner;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::Stage;
 
-/// Applies [`Command`]s of the `backtests.commands` topic, then starts each backtest.
+/// Applies the commands of the `backtests.commands` topic, then starts each backtest.
 #[derive(Debug, Clone)]
 pub struct BacktestsStage {
     runner: Runner,
@@ -39,30 +37,15 @@ pub struct Recorded {
 
 #[async_trait]
 impl Stage for BacktestsStage {
-    type Body = Command;
+    type Body = BacktestsCommand;
     type Then = Option<Recorded>;
     const NAME: &'static str = "backtests";
-
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Applied<Backtest, Option<Recorded>>, Error> {
-        let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
-        match &command.body {
-            Command::Start {
-                backtest_id,
-                target,
-                sample,
-            } => start::apply(tx, command, tenant, *backtest_id, (target, *sample)).await,
-        }
-    }
 
     /// Starts what this worker recorded; a redelivery starts nothing (the backtest is
     /// another worker's, or a sweep's once its lease expires).
     async fn after_commit(
         &self,
-        _command: &Envelope<Command>,
+        _command: &Envelope<BacktestsCommand>,
         then: Option<Option<Recorded>>,
     ) -> Result<(), Error> {
         if let Some(Some(recorded)) = then {

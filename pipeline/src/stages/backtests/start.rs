@@ -1,23 +1,40 @@
 //! `Start`: a backtest of a definition version that exists, recorded `queued` with a lease
 //! reserved for the worker recording it.
 
+use async_trait::async_trait;
 use readers::backtests::Backtest;
-use sqlx::{Postgres, Transaction};
-use topics::backtests::{Command, Sample, Target};
-use topics::{Envelope, Outcome, RefusalCode};
-use uuid::Uuid;
+use topics::backtests::Start;
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
-use super::Recorded;
+use super::{BacktestsStage, Recorded};
 use crate::Error;
-use crate::stage::Applied;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    id: Uuid,
-    (target, sample): (&Target, Sample),
+#[async_trait]
+impl Apply<Start, Context> for BacktestsStage {
+    type Then = Option<Recorded>;
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        start: &Start,
+    ) -> Result<Applied<Backtest, Option<Recorded>>, Error> {
+        apply(cx, start).await
+    }
+}
+
+async fn apply(
+    cx: &mut Context,
+    start: &Start,
 ) -> Result<Applied<Backtest, Option<Recorded>>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let Start {
+        backtest_id: id,
+        target,
+        sample,
+    } = start;
+    let id = *id;
     let exists: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM definition_versions \
          WHERE tenant_id = $1 AND kind = $2 AND key = $3 AND version = $4)",
@@ -26,7 +43,7 @@ pub(super) async fn apply(
     .bind(target.kind())
     .bind(target.key())
     .bind(target.version())
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *cx.tx)
     .await?;
     if !exists {
         return Ok(Applied {
@@ -47,17 +64,17 @@ pub(super) async fn apply(
     .bind(target.version())
     .bind(sample.last_days)
     .bind(sample.limit)
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
+    .execute(&mut *cx.tx)
     .await?;
     let recorded = if inserted.rows_affected() == 1 {
-        let lease = crate::backtests::reserve(tx, id).await?;
+        let lease = crate::backtests::reserve(&mut cx.tx, id).await?;
         Some(Recorded { id, lease })
     } else {
         None
     };
-    let backtest = readers::backtests::get(&mut **tx, tenant, id)
+    let backtest = readers::backtests::get(&mut *cx.tx, tenant, id)
         .await?
         .ok_or_else(|| Error::Contract("a backtest just recorded is absent".into()))?;
     Ok(Applied {

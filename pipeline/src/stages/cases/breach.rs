@@ -2,22 +2,38 @@
 //! `case.sla.breached` by the system); a case decided in time, or already marked, is left as
 //! it is and answered.
 
+use async_trait::async_trait;
 use readers::cases::Case;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::cases::Command;
-use topics::{Envelope, Outcome};
-use uuid::Uuid;
+use topics::cases::BreachSla;
+use topics::{Applied, Apply, Outcome};
 
+use super::{CasesStage, Decided};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    case_id: Uuid,
-) -> Result<Outcome<Case>, Error> {
+#[async_trait]
+impl Apply<BreachSla, Context> for CasesStage {
+    type Then = Option<Decided>;
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        breach: &BreachSla,
+    ) -> Result<Applied<Case, Option<Decided>>, Error> {
+        let outcome = apply(cx, breach).await?;
+        Ok(Applied {
+            outcome,
+            then: None,
+        })
+    }
+}
+
+async fn apply(cx: &mut Context, breach: &BreachSla) -> Result<Outcome<Case>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let case_id = breach.case_id;
     let breached: Option<(String, String)> = sqlx::query_as(
         "UPDATE cases SET sla_breached_at = now() \
          WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND sla_breached_at IS NULL \
@@ -26,7 +42,7 @@ pub(super) async fn apply(
     )
     .bind(tenant.id())
     .bind(case_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     if let Some((case_type, priority)) = breached {
         let event = AuditEvent {
@@ -35,7 +51,7 @@ pub(super) async fn apply(
             subject_id: case_id.to_string(),
             payload: json!({ "caseId": case_id, "type": case_type, "priority": priority }),
         };
-        audit::record(tx, command, event).await?;
+        cx.audit(event);
     }
-    super::answer(tx, tenant, case_id).await
+    super::answer(&mut cx.tx, tenant, case_id).await
 }

@@ -2,25 +2,36 @@
 //! its SLA timer goes; audit `case.decided` with the type, priority, outcome and whether the
 //! SLA was breached (never the title, which may name the subject).
 
+use async_trait::async_trait;
 use readers::cases::Case;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::cases::{Command, Outcome as CaseOutcome};
-use topics::{Envelope, Outcome, RefusalCode};
-use uuid::Uuid;
+use topics::cases::Decide;
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
-use super::Decided;
+use super::{CasesStage, Decided};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
-use crate::stage::Applied;
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    case_id: Uuid,
-    (outcome, comment): (CaseOutcome, Option<&str>),
-) -> Result<Applied<Case, Option<Decided>>, Error> {
+#[async_trait]
+impl Apply<Decide, Context> for CasesStage {
+    type Then = Option<Decided>;
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        decide: &Decide,
+    ) -> Result<Applied<Case, Option<Decided>>, Error> {
+        apply(cx, decide).await
+    }
+}
+
+async fn apply(cx: &mut Context, decide: &Decide) -> Result<Applied<Case, Option<Decided>>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let case_id = decide.case_id;
+    let outcome = decide.outcome;
+    let comment = decide.comment.as_deref();
     let found: Option<(String, String, String, bool, Option<String>)> = sqlx::query_as(
         "SELECT c.status, c.type, c.priority, c.sla_breached_at IS NOT NULL, r.definition_key \
          FROM cases c LEFT JOIN workflow_runs r \
@@ -29,7 +40,7 @@ pub(super) async fn apply(
     )
     .bind(tenant.id())
     .bind(case_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let refused = |outcome| Applied {
         outcome,
@@ -57,13 +68,13 @@ pub(super) async fn apply(
     .bind(case_id)
     .bind(outcome.as_str())
     .bind(comment)
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
-    .fetch_one(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
+    .fetch_one(&mut *cx.tx)
     .await?;
     sqlx::query("DELETE FROM case_timers WHERE case_id = $1")
         .bind(case_id)
-        .execute(&mut **tx)
+        .execute(&mut *cx.tx)
         .await?;
     let event = AuditEvent {
         action: "case.decided",
@@ -77,8 +88,8 @@ pub(super) async fn apply(
             "slaBreached": breached,
         }),
     };
-    audit::record(tx, command, event).await?;
-    let answer = super::answer(tx, tenant, case_id).await?;
+    cx.audit(event);
+    let answer = super::answer(&mut cx.tx, tenant, case_id).await?;
     Ok(Applied {
         outcome: answer,
         then: Some(Decided {

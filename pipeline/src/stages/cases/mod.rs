@@ -12,15 +12,15 @@ pub(crate) mod timers;
 use async_trait::async_trait;
 use readers::cases::Case;
 use sqlx::{Postgres, Transaction};
-use topics::cases::Command;
+use topics::cases::CasesCommand;
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::Stage;
 use crate::timers::TimerTable;
 
-/// Applies [`Command`]s of the `cases.commands` topic.
+/// Applies the commands of the `cases.commands` topic, each type in its file.
 #[derive(Debug, Default)]
 pub(crate) struct CasesStage;
 
@@ -38,53 +38,15 @@ pub(crate) struct Decided {
 
 #[async_trait]
 impl Stage for CasesStage {
-    type Body = Command;
+    type Body = CasesCommand;
     type Then = Option<Decided>;
     const NAME: &'static str = "cases";
     /// Sets timers: an opened case's SLA deadline.
     const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Cases];
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Applied<Case, Option<Decided>>, Error> {
-        let tenant = readers::Tenant::new(tenant_of::<Self>(command)?);
-        match &command.body {
-            Command::Open { case_id, opening } => {
-                let outcome = open::apply(tx, command, tenant, *case_id, opening).await?;
-                Ok(Applied {
-                    outcome,
-                    then: None,
-                })
-            }
-            Command::Decide {
-                case_id,
-                outcome,
-                comment,
-            } => {
-                decide::apply(
-                    tx,
-                    command,
-                    tenant,
-                    *case_id,
-                    (*outcome, comment.as_deref()),
-                )
-                .await
-            }
-            Command::BreachSla { case_id } => {
-                let outcome = breach::apply(tx, command, tenant, *case_id).await?;
-                Ok(Applied {
-                    outcome,
-                    then: None,
-                })
-            }
-        }
-    }
-
     async fn after_commit(
         &self,
-        _command: &Envelope<Command>,
+        _command: &Envelope<CasesCommand>,
         then: Option<Option<Decided>>,
     ) -> Result<(), Error> {
         if let Some(Some(decided)) = then {

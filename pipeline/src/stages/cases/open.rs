@@ -1,20 +1,35 @@
 //! `Open`: a case opened by `POST /cases`, with the timer of its SLA deadline.
 
+use async_trait::async_trait;
 use readers::cases::Case;
-use sqlx::{Postgres, Transaction};
-use topics::cases::{Command, Opening};
-use topics::{Envelope, Outcome};
-use uuid::Uuid;
+use topics::cases::Open;
+use topics::{Applied, Apply, Outcome};
 
+use super::{CasesStage, Decided};
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    case_id: Uuid,
-    opening: &Opening,
-) -> Result<Outcome<Case>, Error> {
+#[async_trait]
+impl Apply<Open, Context> for CasesStage {
+    type Then = Option<Decided>;
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        open: &Open,
+    ) -> Result<Applied<Case, Option<Decided>>, Error> {
+        let outcome = apply(cx, open).await?;
+        Ok(Applied {
+            outcome,
+            then: None,
+        })
+    }
+}
+
+async fn apply(cx: &mut Context, open: &Open) -> Result<Outcome<Case>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let Open { case_id, opening } = open;
     sqlx::query(
         "INSERT INTO cases (id, tenant_id, type, title, subject_id, priority, status, sla_due_at, \
          opened_by, opened_by_name, opened_at) \
@@ -27,15 +42,15 @@ pub(super) async fn apply(
     .bind(opening.subject_id)
     .bind(opening.priority.as_str())
     .bind(opening.sla_due_at)
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
+    .execute(&mut *cx.tx)
     .await?;
     sqlx::query("INSERT INTO case_timers (case_id, tenant_id, due_at) VALUES ($1, $2, $3)")
         .bind(case_id)
         .bind(tenant.id())
         .bind(opening.sla_due_at)
-        .execute(&mut **tx)
+        .execute(&mut *cx.tx)
         .await?;
-    super::answer(tx, tenant, case_id).await
+    super::answer(&mut cx.tx, tenant, *case_id).await
 }

@@ -1,20 +1,44 @@
-//! `Comment`: a remark added to an approval request's discussion (README "Definition
+//! `AddComment`: a remark added to an approval request's discussion (README "Definition
 //! approvals"), open or decided: a decision can still be discussed.
 
-use sqlx::{Postgres, Transaction};
-use topics::definitions::{Answer, Command};
-use topics::{Envelope, Outcome, RefusalCode};
+use async_trait::async_trait;
+use readers::approvals::Comment;
+use topics::definitions::AddComment;
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::DefinitionsStage;
 use super::decide::Deciding;
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    about: Deciding<'_>,
-    body: &str,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<AddComment, Context> for DefinitionsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        comment: &AddComment,
+    ) -> Result<Applied<Comment>, Error> {
+        apply(cx, comment).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, comment: &AddComment) -> Result<Outcome<Comment>, Error> {
+    let AddComment {
+        kind,
+        key,
+        approval,
+        body,
+    } = comment;
+    let about = Deciding {
+        tenant: super::tenant(cx)?,
+        kind: *kind,
+        key,
+        approval: *approval,
+    };
     let id = Uuid::now_v7();
     let inserted = sqlx::query(
         "INSERT INTO definition_approval_comments \
@@ -26,11 +50,11 @@ pub(super) async fn apply(
     .bind(about.tenant.id())
     .bind(about.approval)
     .bind(about.kind.as_str())
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
     .bind(body)
     .bind(about.key)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     if inserted.rows_affected() == 0 {
         return Ok(Outcome::refused(
@@ -38,8 +62,8 @@ pub(super) async fn apply(
             "No such approval request.",
         ));
     }
-    let comment = readers::approvals::comment(&mut **tx, about.tenant, id)
+    let comment = readers::approvals::comment(&mut *cx.tx, about.tenant, id)
         .await?
         .ok_or_else(|| Error::Invalid("the comment just added is not there".into()))?;
-    Ok(Outcome::done(Answer::Commented(comment)))
+    Ok(Outcome::done(comment))
 }

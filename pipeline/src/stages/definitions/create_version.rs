@@ -1,21 +1,32 @@
 //! `CreateVersion`: the key's next version, numbered without gaps (this stage is the key's only
 //! writer), not published. The first version creates the key.
 
-use serde_json::Value;
-use sqlx::{Postgres, Transaction};
-use topics::definitions::{Answer, Body, Command, Kind};
-use topics::{Envelope, Outcome};
+use async_trait::async_trait;
+use topics::definitions::{Body, CreateVersion, Version};
+use topics::{Applied, Apply, Outcome};
 
+use super::DefinitionsStage;
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    kind: Kind,
-    key: &str,
-    body: &Value,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<CreateVersion, Context> for DefinitionsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        create: &CreateVersion,
+    ) -> Result<Applied<Version>, Error> {
+        apply(cx, create).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, create: &CreateVersion) -> Result<Outcome<Version>, Error> {
+    let tenant = super::tenant(cx)?;
+    let CreateVersion { kind, key, body } = create;
+    let kind = *kind;
     // The API read the body as its kind; a body that does not read was not produced by it.
     Body::parse(kind, body.clone())
         .map_err(|e| Error::Invalid(format!("a {} body that does not read: {e}", kind.as_str())))?;
@@ -26,7 +37,7 @@ pub(super) async fn apply(
     .bind(tenant.id())
     .bind(kind.as_str())
     .bind(key)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *cx.tx)
     .await?;
     sqlx::query(
         "INSERT INTO definition_versions (tenant_id, kind, key, version, body, created_by) \
@@ -37,8 +48,8 @@ pub(super) async fn apply(
     .bind(key)
     .bind(version)
     .bind(body)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     sqlx::query(
         "INSERT INTO definition_keys (tenant_id, kind, key, latest_version) \
@@ -49,10 +60,10 @@ pub(super) async fn apply(
     .bind(kind.as_str())
     .bind(key)
     .bind(version)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
-    let created = readers::definitions::version(&mut **tx, tenant, kind.as_str(), key, version)
+    let created = readers::definitions::version(&mut *cx.tx, tenant, kind.as_str(), key, version)
         .await?
         .ok_or_else(|| Error::Invalid("the version just created is not there".into()))?;
-    Ok(Outcome::done(Answer::Created(created)))
+    Ok(Outcome::done(created))
 }

@@ -5,14 +5,17 @@
 //! decided request is 409 `conflict` whatever the decision; a rejected or withdrawn version can
 //! be requested again. Who may withdraw is the API's to check (the requester, or an approver).
 
+use async_trait::async_trait;
+use readers::approvals::ApprovalRequest;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::{Answer, Command, Decision, Kind};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::definitions::{Decide, Decision, Kind};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::DefinitionsStage;
 use super::publish::{self, approval_event};
 use crate::Error;
-use crate::audit;
+use crate::stage::Context;
 
 /// What a decision is about.
 pub(super) struct Deciding<'a> {
@@ -22,20 +25,42 @@ pub(super) struct Deciding<'a> {
     pub(super) approval: Uuid,
 }
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    deciding: Deciding<'_>,
-    decision: Decision,
-    comment: Option<&str>,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<Decide, Context> for DefinitionsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        decide: &Decide,
+    ) -> Result<Applied<ApprovalRequest>, Error> {
+        apply(cx, decide).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, decide: &Decide) -> Result<Outcome<ApprovalRequest>, Error> {
+    let Decide {
+        kind,
+        key,
+        approval,
+        decision,
+        comment,
+    } = decide;
+    let deciding = Deciding {
+        tenant: super::tenant(cx)?,
+        kind: *kind,
+        key,
+        approval: *approval,
+    };
+    let (decision, comment) = (*decision, comment.as_deref());
     let Deciding {
         tenant,
         kind,
         key,
         approval,
     } = deciding;
-    let Some(request) = lock(tx, &deciding).await? else {
+    let Some(request) = lock(&mut cx.tx, &deciding).await? else {
         return Ok(Outcome::refused(
             RefusalCode::NotFound,
             "No such approval request.",
@@ -49,18 +74,18 @@ pub(super) async fn apply(
     }
     let mut publishing = None;
     if decision == Decision::Approved {
-        let settings = readers::approval_settings::get(&mut **tx, tenant).await?;
-        if settings.four_eyes && request.requested_by == command.principal.id {
+        let settings = readers::approval_settings::get(&mut *cx.tx, tenant).await?;
+        if settings.four_eyes && request.requested_by == cx.command.principal.id {
             return Ok(Outcome::refused(
                 RefusalCode::FourEyes,
                 "Four-eyes is on: someone other than the requester must approve.",
             ));
         }
-        let read = match publish::read(tx, tenant, kind, key, request.version).await? {
+        let read = match publish::read(&mut cx.tx, tenant, kind, key, request.version).await? {
             Ok(read) => read,
             Err(refused) => return Ok(refused),
         };
-        if let Err(refused) = publish::checked(tx, &read).await? {
+        if let Err(refused) = publish::checked(&mut cx.tx, &read).await? {
             return Ok(refused);
         }
         publishing = Some(read);
@@ -71,10 +96,10 @@ pub(super) async fn apply(
     )
     .bind(approval)
     .bind(decision.as_str())
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
     .bind(comment)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     let action = match decision {
         Decision::Approved => "definition.approval.approved",
@@ -82,21 +107,21 @@ pub(super) async fn apply(
         Decision::Withdrawn => "definition.approval.withdrawn",
     };
     let about = (kind, key, request.version);
-    audit::record(tx, command, approval_event(action, about, approval)).await?;
+    cx.audit(approval_event(action, about, approval));
     if let Some(publishing) = &publishing {
-        publish::publish(tx, command, publishing, Some(approval)).await?;
+        publish::publish(cx, publishing, Some(approval)).await?;
     }
-    let decided = readers::approvals::get(&mut **tx, tenant, approval)
+    let decided = readers::approvals::get(&mut *cx.tx, tenant, approval)
         .await?
         .ok_or_else(|| Error::Invalid("the request just decided is not there".into()))?;
-    Ok(Outcome::done(Answer::Decided(decided)))
+    Ok(Outcome::done(decided))
 }
 
 /// The request, locked, when it is the tenant's and of this key.
 async fn lock(
     tx: &mut Transaction<'_, Postgres>,
     deciding: &Deciding<'_>,
-) -> Result<Option<readers::approvals::ApprovalRequest>, Error> {
+) -> Result<Option<ApprovalRequest>, Error> {
     let found: Option<Uuid> = sqlx::query_scalar(
         "SELECT id FROM definition_approval_requests \
          WHERE tenant_id = $1 AND id = $2 AND kind = $3 AND key = $4 FOR UPDATE",

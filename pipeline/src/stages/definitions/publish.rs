@@ -10,15 +10,17 @@
 
 use std::collections::BTreeSet;
 
+use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::definitions::{Answer, Body, Command, Finding, Kind, Published, Requested};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::definitions::{Body, Finding, Kind, Publish, PublishReply, Published, Requested};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::checks;
+use super::{DefinitionsStage, checks};
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
 /// The key, version and body of a publish, as the stage read them.
 pub(super) struct Publishing<'a> {
@@ -31,18 +33,34 @@ pub(super) struct Publishing<'a> {
     pub(super) body: Body,
 }
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    (tenant, kind, key): (readers::Tenant, Kind, &str),
-    version: i32,
-    comment: Option<&str>,
-) -> Result<Outcome<Answer>, Error> {
-    let publishing = match read(tx, tenant, kind, key, version).await? {
+#[async_trait]
+impl Apply<Publish, Context> for DefinitionsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        publish: &Publish,
+    ) -> Result<Applied<PublishReply>, Error> {
+        apply(cx, publish).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, command: &Publish) -> Result<Outcome<PublishReply>, Error> {
+    let tenant = super::tenant(cx)?;
+    let Publish {
+        kind,
+        key,
+        version,
+        comment,
+    } = command;
+    let (kind, version, comment) = (*kind, *version, comment.as_deref());
+    let publishing = match read(&mut cx.tx, tenant, kind, key, version).await? {
         Ok(publishing) => publishing,
         Err(refused) => return Ok(refused),
     };
-    if let Some(open) = open_request(tx, tenant, kind, key).await? {
+    if let Some(open) = open_request(&mut cx.tx, tenant, kind, key).await? {
         return Ok(Outcome::refused_with(
             RefusalCode::Conflict,
             format!(
@@ -52,36 +70,37 @@ pub(super) async fn apply(
             json!({ "approvalId": open.0 }),
         ));
     }
-    let warnings = match checked(tx, &publishing).await? {
+    let warnings = match checked(&mut cx.tx, &publishing).await? {
         Ok(warnings) => warnings,
         Err(refused) => return Ok(refused),
     };
-    let settings = readers::approval_settings::get(&mut **tx, tenant).await?;
+    let settings = readers::approval_settings::get(&mut *cx.tx, tenant).await?;
     if settings.needs_approval(kind.as_str()) {
-        let approval = request(tx, command, &publishing, comment).await?;
-        let definition = stored(tx, &publishing).await?;
-        return Ok(Outcome::done(Answer::Requested(Requested {
+        let approval = request(cx, &publishing, comment).await?;
+        let definition = stored(&mut cx.tx, &publishing).await?;
+        let requested = Requested {
             approval,
             definition,
             warnings,
-        })));
+        };
+        return Ok(Outcome::done(PublishReply::Requested(Box::new(requested))));
     }
-    let definition = publish(tx, command, &publishing, None).await?;
-    Ok(Outcome::done(Answer::Published(Published {
+    let definition = publish(cx, &publishing, None).await?;
+    Ok(Outcome::done(PublishReply::Published(Published {
         definition,
         warnings,
     })))
 }
 
 /// The version to publish, or the refusal: an absent key or version (404), the version
-/// already published (409).
-pub(super) async fn read<'a>(
+/// already published (409), as an outcome of the command's reply `R`.
+pub(super) async fn read<'a, R>(
     tx: &mut Transaction<'_, Postgres>,
     tenant: readers::Tenant,
     kind: Kind,
     key: &'a str,
     version: i32,
-) -> Result<Result<Publishing<'a>, Outcome<Answer>>, Error> {
+) -> Result<Result<Publishing<'a>, Outcome<R>>, Error> {
     let head: Option<Option<i32>> = sqlx::query_scalar(
         "SELECT published_version FROM definition_keys \
          WHERE tenant_id = $1 AND kind = $2 AND key = $3 FOR UPDATE",
@@ -142,10 +161,10 @@ async fn open_request(
 }
 
 /// The checks' warnings, or the refusal (400) when something the version calls cannot be.
-pub(super) async fn checked(
+pub(super) async fn checked<R>(
     tx: &mut Transaction<'_, Postgres>,
     publishing: &Publishing<'_>,
-) -> Result<Result<Vec<Finding>, Outcome<Answer>>, Error> {
+) -> Result<Result<Vec<Finding>, Outcome<R>>, Error> {
     let checked = checks::check(tx, publishing.tenant, &publishing.body).await?;
     if checked.refusals.is_empty() {
         return Ok(Ok(checked.warnings));
@@ -160,8 +179,7 @@ pub(super) async fn checked(
 
 /// Opens the approval request of the version.
 async fn request(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
+    cx: &mut Context,
     publishing: &Publishing<'_>,
     comment: Option<&str>,
 ) -> Result<readers::approvals::ApprovalRequest, Error> {
@@ -176,15 +194,15 @@ async fn request(
     .bind(publishing.kind.as_str())
     .bind(publishing.key)
     .bind(publishing.version)
-    .bind(&command.principal.id)
-    .bind(&command.principal.name)
+    .bind(&cx.command.principal.id)
+    .bind(&cx.command.principal.name)
     .bind(comment)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     let about = (publishing.kind, publishing.key, publishing.version);
     let event = approval_event("definition.approval.requested", about, id);
-    audit::record(tx, command, event).await?;
-    readers::approvals::get(&mut **tx, publishing.tenant, id)
+    cx.audit(event);
+    readers::approvals::get(&mut *cx.tx, publishing.tenant, id)
         .await?
         .ok_or_else(|| Error::Invalid("the request just opened is not there".into()))
 }
@@ -211,8 +229,7 @@ pub(super) fn approval_event(
 /// Makes the version the key's published one (audit `<kind>.published`, naming the approval
 /// request that published it, if one did).
 pub(super) async fn publish(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
+    cx: &mut Context,
     publishing: &Publishing<'_>,
     request: Option<Uuid>,
 ) -> Result<readers::definitions::Version, Error> {
@@ -231,8 +248,8 @@ pub(super) async fn publish(
     .bind(kind.as_str())
     .bind(key)
     .bind(version)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     sqlx::query(
         "UPDATE definition_keys SET published_version = $4 \
@@ -242,9 +259,9 @@ pub(super) async fn publish(
     .bind(kind.as_str())
     .bind(key)
     .bind(version)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
-    replace_app_calls(tx, publishing).await?;
+    replace_app_calls(&mut cx.tx, publishing).await?;
     let mut payload = json!({
         "kind": kind.as_str(),
         "key": key,
@@ -260,8 +277,8 @@ pub(super) async fn publish(
         subject_id: format!("{}/{key}", kind.as_str()),
         payload,
     };
-    audit::record(tx, command, event).await?;
-    stored(tx, publishing).await
+    cx.audit(event);
+    stored(&mut cx.tx, publishing).await
 }
 
 /// The version as the readers read it.

@@ -4,40 +4,80 @@
 //! Audit payloads name the endpoint's host, never its URL: a query string
 //! may carry the receiver's own token.
 
+use async_trait::async_trait;
 use readers::webhook_endpoints::{self, Endpoint, MAX_PER_TENANT};
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::endpoints::{Answer, Command};
-use topics::sealed::Sealed;
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::endpoints::{Create, Delete, RotateSecret, Update};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::EndpointsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
 /// How long a secret signs beside its successor after a rotation.
 const ROTATION_OVERLAP: &str = "24 hours";
 
-pub(super) async fn create(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-) -> Result<Outcome<Answer>, Error> {
-    let Command::Create {
+#[async_trait]
+impl Apply<Create, Context> for EndpointsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, command: &Create) -> Result<Applied<Endpoint>, Error> {
+        create(cx, command).await.map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<Update, Context> for EndpointsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, command: &Update) -> Result<Applied<Endpoint>, Error> {
+        update(cx, command).await.map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<RotateSecret, Context> for EndpointsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &RotateSecret,
+    ) -> Result<Applied<Endpoint>, Error> {
+        rotate(cx, command).await.map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<Delete, Context> for EndpointsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, command: &Delete) -> Result<Applied<()>, Error> {
+        delete(cx, command).await.map(Applied::from)
+    }
+}
+
+async fn create(cx: &mut Context, create: &Create) -> Result<Outcome<Endpoint>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let Create {
         endpoint_id,
         url,
         event_types,
         description,
         enabled,
         secret,
-    } = &command.body
-    else {
-        return Err(Error::Contract("create applied to another command".into()));
-    };
+    } = create;
     let existing: i64 =
         sqlx::query_scalar("SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1")
             .bind(tenant.id())
-            .fetch_one(&mut **tx)
+            .fetch_one(&mut *cx.tx)
             .await?;
     if existing >= MAX_PER_TENANT {
         return Ok(Outcome::refused(
@@ -59,29 +99,23 @@ pub(super) async fn create(
     .bind(&secret.key_id)
     .bind(&secret.nonce)
     .bind(&secret.ciphertext)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
-    let endpoint = read(tx, tenant, *endpoint_id).await?;
-    audited(tx, command, ("webhook_endpoint.created", &endpoint)).await?;
-    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+    let endpoint = read(&mut cx.tx, tenant, *endpoint_id).await?;
+    audited(cx, ("webhook_endpoint.created", &endpoint));
+    Ok(Outcome::done(endpoint))
 }
 
-pub(super) async fn update(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-) -> Result<Outcome<Answer>, Error> {
-    let Command::Update {
+async fn update(cx: &mut Context, update: &Update) -> Result<Outcome<Endpoint>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let Update {
         endpoint_id,
         url,
         event_types,
         description,
         enabled,
-    } = &command.body
-    else {
-        return Err(Error::Contract("update applied to another command".into()));
-    };
+    } = update;
     let updated = sqlx::query(
         "UPDATE webhook_endpoints SET url = coalesce($3, url), \
          event_types = coalesce($4, event_types), description = coalesce($5, description), \
@@ -94,25 +128,26 @@ pub(super) async fn update(
     .bind(event_types)
     .bind(description)
     .bind(enabled)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     if updated.rows_affected() == 0 {
         return Ok(not_found());
     }
     if let Some(enabled) = enabled {
-        hold_or_release(tx, *endpoint_id, *enabled).await?;
+        hold_or_release(&mut cx.tx, *endpoint_id, *enabled).await?;
     }
-    let endpoint = read(tx, tenant, *endpoint_id).await?;
-    audited(tx, command, ("webhook_endpoint.updated", &endpoint)).await?;
-    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+    let endpoint = read(&mut cx.tx, tenant, *endpoint_id).await?;
+    audited(cx, ("webhook_endpoint.updated", &endpoint));
+    Ok(Outcome::done(endpoint))
 }
 
-pub(super) async fn rotate(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    (endpoint_id, secret): (Uuid, &Sealed),
-) -> Result<Outcome<Answer>, Error> {
+async fn rotate(cx: &mut Context, rotate: &RotateSecret) -> Result<Outcome<Endpoint>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let RotateSecret {
+        endpoint_id,
+        secret,
+    } = rotate;
+    let endpoint_id = *endpoint_id;
     // The secret before a rotation signs for 24 hours (SPEC §6.2): a second rotation within
     // them would end it early, so it waits until the overlap ends. The lock is the one the
     // update takes anyway (not FOR UPDATE, which would wait for events being recorded).
@@ -122,7 +157,7 @@ pub(super) async fn rotate(
     )
     .bind(tenant.id())
     .bind(endpoint_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     match overlapping {
         None => return Ok(not_found()),
@@ -147,32 +182,29 @@ pub(super) async fn rotate(
     .bind(&secret.key_id)
     .bind(&secret.nonce)
     .bind(&secret.ciphertext)
-    .execute(&mut **tx)
+    .execute(&mut *cx.tx)
     .await?;
     if rotated.rows_affected() == 0 {
         return Ok(not_found());
     }
-    let endpoint = read(tx, tenant, endpoint_id).await?;
-    audited(tx, command, ("webhook_endpoint.secret_rotated", &endpoint)).await?;
-    Ok(Outcome::done(Answer::Endpoint(endpoint)))
+    let endpoint = read(&mut cx.tx, tenant, endpoint_id).await?;
+    audited(cx, ("webhook_endpoint.secret_rotated", &endpoint));
+    Ok(Outcome::done(endpoint))
 }
 
-pub(super) async fn delete(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    endpoint_id: Uuid,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(endpoint) = webhook_endpoints::get(&mut **tx, tenant, endpoint_id).await? else {
+async fn delete(cx: &mut Context, delete: &Delete) -> Result<Outcome<()>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let endpoint_id = delete.endpoint_id;
+    let Some(endpoint) = webhook_endpoints::get(&mut *cx.tx, tenant, endpoint_id).await? else {
         return Ok(not_found());
     };
     sqlx::query("DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2")
         .bind(tenant.id())
         .bind(endpoint_id)
-        .execute(&mut **tx)
+        .execute(&mut *cx.tx)
         .await?;
-    audited(tx, command, ("webhook_endpoint.deleted", &endpoint)).await?;
-    Ok(Outcome::done(Answer::Deleted))
+    audited(cx, ("webhook_endpoint.deleted", &endpoint));
+    Ok(Outcome::done(()))
 }
 
 /// A disabled endpoint's deliveries that are still to go wait without a due time (so
@@ -200,7 +232,7 @@ async fn hold_or_release(
     Ok(())
 }
 
-fn not_found() -> Outcome<Answer> {
+fn not_found<R>() -> Outcome<R> {
     Outcome::refused(RefusalCode::NotFound, "No such webhook endpoint.")
 }
 
@@ -214,11 +246,7 @@ async fn read(
         .ok_or_else(|| Error::Contract("an endpoint just written is absent".into()))
 }
 
-async fn audited(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    (action, endpoint): (&'static str, &Endpoint),
-) -> Result<(), Error> {
+fn audited(cx: &mut Context, (action, endpoint): (&'static str, &Endpoint)) {
     let host = url::Url::parse(&endpoint.url)
         .ok()
         .and_then(|url| url.host_str().map(str::to_owned));
@@ -233,5 +261,5 @@ async fn audited(
             "enabled": endpoint.enabled,
         }),
     };
-    audit::record(tx, command, event).await
+    cx.audit(event);
 }

@@ -6,28 +6,37 @@
 //! holds its lease) the retry is refused (409): the attempt's answer would overwrite it. An
 //! expired lease is cleared, so the late answer of a dispatcher that lost it records nothing.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::endpoints::{Answer, Command};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::endpoints::RetryDelivery;
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::EndpointsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: readers::Tenant,
-    delivery_id: Uuid,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<RetryDelivery, Context> for EndpointsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, retry: &RetryDelivery) -> Result<Applied<()>, Error> {
+        apply(cx, retry).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, retry: &RetryDelivery) -> Result<Outcome<()>, Error> {
+    let tenant = readers::Tenant::new(cx.tenant()?);
+    let delivery_id = retry.delivery_id;
     let standing: Option<bool> = sqlx::query_scalar(
         "SELECT coalesce(leased_until > now(), false) FROM webhook_deliveries \
          WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
     )
     .bind(tenant.id())
     .bind(delivery_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     match standing {
         None => {
@@ -56,7 +65,7 @@ pub(super) async fn apply(
     )
     .bind(tenant.id())
     .bind(delivery_id)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *cx.tx)
     .await?;
     let event = AuditEvent {
         action: "webhook_delivery.retried",
@@ -65,7 +74,7 @@ pub(super) async fn apply(
         payload: json!({"deliveryId": delivery_id, "endpointId": endpoint_id,
                         "eventType": event_type}),
     };
-    audit::record(tx, command, event).await?;
-    crate::dispatch::wake(tx).await?;
-    Ok(Outcome::done(Answer::Retried { delivery_id }))
+    cx.audit(event);
+    crate::dispatch::wake(&mut cx.tx).await?;
+    Ok(Outcome::done(()))
 }

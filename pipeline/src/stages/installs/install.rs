@@ -4,14 +4,16 @@
 //! `details.missingSecrets`). The approved hosts are the version's. The first install is audit
 //! `app.installed`, every later change `app.configured`.
 
+use async_trait::async_trait;
 use serde_json::{Value, json};
-use sqlx::{Postgres, Transaction};
-use topics::installs::{Answer, Command};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::installs::{Install, Installed};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::InstallsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 use crate::stages::version_lock;
 
 /// What an install decides on: of its version's manifest only the declared secrets and hosts
@@ -29,19 +31,33 @@ struct Version {
     running_enabled: Option<bool>,
 }
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    name: &str,
-    version_id: Uuid,
-    enabled: bool,
-    config: &Value,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<Install, Context> for InstallsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        install: &Install,
+    ) -> Result<Applied<Installed>, Error> {
+        apply(cx, install).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, install: &Install) -> Result<Outcome<Installed>, Error> {
+    let tenant = cx.tenant()?;
+    let Install {
+        name,
+        version_id,
+        enabled,
+        config,
+    } = install;
+    let (version_id, enabled) = (*version_id, *enabled);
     // A withdraw of this version waits for this install, so the two apply in order
     // (`version_lock`). The secrets stored for the install come along (the same key's commands
     // apply serially).
-    version_lock::install(tx, version_id).await?;
+    version_lock::install(&mut cx.tx, version_id).await?;
     // The version and the install as it is, locked, in one round trip (a lateral sub-select
     // may lock the row it reads).
     let version: Option<Version> = sqlx::query_as(
@@ -58,7 +74,7 @@ pub(super) async fn apply(
     .bind(version_id)
     .bind(name)
     .bind(tenant)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let Some(Version {
         status,
@@ -111,8 +127,8 @@ pub(super) async fn apply(
     .bind(enabled)
     .bind(config)
     .bind(&hosts)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
     let mut payload = json!({ "app": name, "versionId": version_id, "enabled": enabled });
     let action = match current {
@@ -129,9 +145,9 @@ pub(super) async fn apply(
         subject_id: name.to_owned(),
         payload,
     };
-    audit::record(tx, command, event).await?;
-    let install = super::answer(tx, tenant, name)
+    cx.audit(event);
+    let installed = super::answer(&mut cx.tx, tenant, name)
         .await?
         .ok_or_else(|| Error::Invalid("the install just written is not there".into()))?;
-    Ok(Outcome::done(Answer::Install(install)))
+    Ok(Outcome::done(installed))
 }

@@ -14,14 +14,12 @@ mod secrets;
 mod tested;
 mod uninstall;
 
-use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
-use topics::installs::{Answer, Command};
-use topics::{Envelope, Outcome};
+use topics::installs::{Installed, InstallsCommand};
 use uuid::Uuid;
 
 use crate::Error;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::Stage;
 use crate::timers::TimerTable;
 
 /// Up to how many queued commands apply in one transaction. Each holds its install's row lock
@@ -31,72 +29,18 @@ use crate::timers::TimerTable;
 /// one bad command does not hold back the others.
 const BATCH_LIMIT: usize = 32;
 
-/// Applies [`Command`]s of the `installs.commands` topic.
+/// Applies the commands of the `installs.commands` topic, each type in its file.
 #[derive(Debug, Default)]
 pub struct InstallsStage;
 
-#[async_trait]
 impl Stage for InstallsStage {
-    type Body = Command;
+    type Body = InstallsCommand;
     type Then = ();
     const NAME: &'static str = "installs";
     const BATCH_LIMIT: usize = BATCH_LIMIT;
     /// Sets timers: an uninstall fails its pending sessions, and their runs resume through
     /// timers due now.
     const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Runs];
-
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Applied<Answer>, Error> {
-        self.outcome(tx, command).await.map(Applied::from)
-    }
-}
-
-impl InstallsStage {
-    /// What applying `command` comes to.
-    async fn outcome(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Outcome<Answer>, Error> {
-        let tenant = tenant_of::<Self>(command)?;
-        match &command.body {
-            Command::Install {
-                name,
-                version_id,
-                enabled,
-                config,
-            } => install::apply(tx, command, tenant, name, *version_id, *enabled, config).await,
-            Command::Uninstall { name, force } => {
-                uninstall::apply(tx, command, tenant, name, *force).await
-            }
-            Command::StoreSecret {
-                name,
-                secret,
-                sealed,
-            } => secrets::store(tx, command, tenant, name, secret, sealed).await,
-            Command::RevokeSecret { name, secret } => {
-                secrets::revoke(tx, command, tenant, name, secret).await
-            }
-            Command::RecordTest {
-                name,
-                version_id,
-                action,
-                status,
-                duration_ms,
-            } => {
-                let test = tested::Test {
-                    version_id: *version_id,
-                    action,
-                    status,
-                    duration_ms: *duration_ms,
-                };
-                tested::apply(tx, command, name, test).await
-            }
-        }
-    }
 }
 
 /// The install as it now is, for the reply.
@@ -104,6 +48,6 @@ async fn answer(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
     name: &str,
-) -> Result<Option<readers::apps::installs::Install>, Error> {
+) -> Result<Option<Installed>, Error> {
     Ok(readers::apps::installs::get(tx, readers::Tenant::new(tenant), name).await?)
 }

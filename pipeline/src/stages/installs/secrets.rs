@@ -3,24 +3,52 @@
 //! stage never holds the key. Audit `app.secret.stored` / `app.secret.revoked`, never with the
 //! value.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::installs::{Answer, Command, SecretState};
-use topics::sealed::Sealed;
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::installs::{RevokeSecret, SecretState, StoreSecret};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::InstallsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-pub(super) async fn store(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    name: &str,
-    secret: &str,
-    sealed: &Sealed,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<StoreSecret, Context> for InstallsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &StoreSecret,
+    ) -> Result<Applied<SecretState>, Error> {
+        store(cx, command).await.map(Applied::from)
+    }
+}
+
+#[async_trait]
+impl Apply<RevokeSecret, Context> for InstallsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &RevokeSecret,
+    ) -> Result<Applied<SecretState>, Error> {
+        revoke(cx, command).await.map(Applied::from)
+    }
+}
+
+async fn store(cx: &mut Context, command: &StoreSecret) -> Result<Outcome<SecretState>, Error> {
+    let tenant = cx.tenant()?;
+    let StoreSecret {
+        name,
+        secret,
+        sealed,
+    } = command;
     // The command's own time, as the install's (`install.rs`): a batch shares one `now()`.
     sqlx::query(
         "INSERT INTO app_secrets (tenant_id, app_name, name, key_id, nonce, ciphertext, \
@@ -34,26 +62,22 @@ pub(super) async fn store(
     .bind(&sealed.key_id)
     .bind(&sealed.nonce)
     .bind(&sealed.ciphertext)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
-    record(tx, command, "app.secret.stored", name, secret).await?;
-    state(tx, tenant, name, secret, true).await
+    record(cx, "app.secret.stored", name, secret);
+    state(cx, tenant, name, secret, true).await
 }
 
-pub(super) async fn revoke(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    name: &str,
-    secret: &str,
-) -> Result<Outcome<Answer>, Error> {
+async fn revoke(cx: &mut Context, command: &RevokeSecret) -> Result<Outcome<SecretState>, Error> {
+    let tenant = cx.tenant()?;
+    let RevokeSecret { name, secret } = command;
     let removed =
         sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2 AND name = $3")
             .bind(tenant)
             .bind(name)
             .bind(secret)
-            .execute(&mut **tx)
+            .execute(&mut *cx.tx)
             .await?;
     if removed.rows_affected() == 0 {
         return Ok(Outcome::refused(
@@ -61,39 +85,33 @@ pub(super) async fn revoke(
             "No value is stored for this secret.",
         ));
     }
-    record(tx, command, "app.secret.revoked", name, secret).await?;
-    state(tx, tenant, name, secret, false).await
+    record(cx, "app.secret.revoked", name, secret);
+    state(cx, tenant, name, secret, false).await
 }
 
 /// The secret after the change, with what the install still misses.
 async fn state(
-    tx: &mut Transaction<'_, Postgres>,
+    cx: &mut Context,
     tenant: Uuid,
     name: &str,
     secret: &str,
     stored: bool,
-) -> Result<Outcome<Answer>, Error> {
-    let install = super::answer(tx, tenant, name).await?;
-    Ok(Outcome::done(Answer::Secret(SecretState {
+) -> Result<Outcome<SecretState>, Error> {
+    let install = super::answer(&mut cx.tx, tenant, name).await?;
+    Ok(Outcome::done(SecretState {
         app_name: name.to_owned(),
         name: secret.to_owned(),
         stored,
         missing_secrets: install.map(|i| i.missing_secrets),
-    })))
+    }))
 }
 
-async fn record(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    action: &'static str,
-    name: &str,
-    secret: &str,
-) -> Result<(), Error> {
+fn record(cx: &mut Context, action: &'static str, name: &str, secret: &str) {
     let event = AuditEvent {
         action,
         subject_type: "app_secret",
         subject_id: format!("{name}/{secret}"),
         payload: json!({ "app": name, "secret": secret }),
     };
-    audit::record(tx, command, event).await
+    cx.audit(event);
 }

@@ -2,42 +2,35 @@
 //! a test call leaves: the action, how it ended and how long it took, never its input or
 //! output.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::installs::{Answer, Command};
-use topics::{Envelope, Outcome};
-use uuid::Uuid;
+use topics::installs::RecordTest;
+use topics::{Applied, Apply, Outcome};
 
+use super::InstallsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 
-/// What the test call did.
-#[derive(Debug)]
-pub(super) struct Test<'a> {
-    pub(super) version_id: Uuid,
-    pub(super) action: &'a str,
-    pub(super) status: &'a str,
-    pub(super) duration_ms: f64,
-}
+#[async_trait]
+impl Apply<RecordTest, Context> for InstallsStage {
+    type Then = ();
+    type Error = Error;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    name: &str,
-    test: Test<'_>,
-) -> Result<Outcome<Answer>, Error> {
-    let event = AuditEvent {
-        action: "app.tested",
-        subject_type: "app_install",
-        subject_id: name.to_owned(),
-        payload: json!({
-            "app": name,
-            "versionId": test.version_id,
-            "action": test.action,
-            "status": test.status,
-            "durationMs": test.duration_ms,
-        }),
-    };
-    audit::record(tx, command, event).await?;
-    Ok(Outcome::done(Answer::TestRecorded))
+    async fn apply(&self, cx: &mut Context, test: &RecordTest) -> Result<Applied<()>, Error> {
+        let event = AuditEvent {
+            action: "app.tested",
+            subject_type: "app_install",
+            subject_id: test.name.clone(),
+            payload: json!({
+                "app": test.name,
+                "versionId": test.version_id,
+                "action": test.action,
+                "status": test.status,
+                "durationMs": test.duration_ms,
+            }),
+        };
+        cx.audit(event);
+        Ok(Outcome::done(()).into())
+    }
 }

@@ -3,30 +3,43 @@
 //! with `app_uninstalled` and its run resumes to fail. The install and its secrets go;
 //! invocations and callbacks stay. Audit `app.uninstalled`.
 
+use async_trait::async_trait;
 use serde_json::json;
-use sqlx::{Postgres, Transaction};
-use topics::installs::{Answer, Command, Uninstalled};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::installs::{Uninstall, Uninstalled};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::InstallsStage;
 use crate::Error;
-use crate::audit::{self, AuditEvent};
+use crate::audit::AuditEvent;
+use crate::stage::Context;
 use crate::stages::callbacks::observe_wait;
 use crate::stages::runs::UNINSTALLED;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    name: &str,
-    force: bool,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<Uninstall, Context> for InstallsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        uninstall: &Uninstall,
+    ) -> Result<Applied<Uninstalled>, Error> {
+        apply(cx, uninstall).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, uninstall: &Uninstall) -> Result<Outcome<Uninstalled>, Error> {
+    let tenant = cx.tenant()?;
+    let Uninstall { name, force } = uninstall;
+    let force = *force;
     let installed: Option<Uuid> = sqlx::query_scalar(
         "SELECT version_id FROM app_installs WHERE tenant_id = $1 AND app_name = $2 FOR UPDATE",
     )
     .bind(tenant)
     .bind(name)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let Some(version_id) = installed else {
         return Ok(Outcome::refused(
@@ -40,7 +53,7 @@ pub(super) async fn apply(
     )
     .bind(tenant)
     .bind(name)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *cx.tx)
     .await?;
     if pending > 0 && !force {
         return Ok(Outcome::refused_with(
@@ -76,7 +89,7 @@ pub(super) async fn apply(
     .bind(UNINSTALLED)
     // The runs' resumes continue the uninstall's trace.
     .bind(service::telemetry::traces::current_traceparent())
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *cx.tx)
     .await?;
     // Before the commit, as a cancel's run duration: a redelivery may count a session twice,
     // where after it a crash would miss it.
@@ -87,12 +100,12 @@ pub(super) async fn apply(
     sqlx::query("DELETE FROM app_secrets WHERE tenant_id = $1 AND app_name = $2")
         .bind(tenant)
         .bind(name)
-        .execute(&mut **tx)
+        .execute(&mut *cx.tx)
         .await?;
     sqlx::query("DELETE FROM app_installs WHERE tenant_id = $1 AND app_name = $2")
         .bind(tenant)
         .bind(name)
-        .execute(&mut **tx)
+        .execute(&mut *cx.tx)
         .await?;
     let event = AuditEvent {
         action: "app.uninstalled",
@@ -102,10 +115,10 @@ pub(super) async fn apply(
             "app": name, "versionId": version_id, "force": force, "failedCallbacks": failed,
         }),
     };
-    audit::record(tx, command, event).await?;
-    Ok(Outcome::done(Answer::Uninstalled(Uninstalled {
+    cx.audit(event);
+    Ok(Outcome::done(Uninstalled {
         app_name: name.to_owned(),
         uninstalled: true,
         failed_callbacks: failed as u64,
-    })))
+    }))
 }

@@ -2,18 +2,27 @@
 //! stop (a pending callback session fails with `run_cancelled`: first wins, so a callback
 //! arriving later is stale) and its timers go. A run that ended answers 409 `conflict`.
 
-use sqlx::{Postgres, Transaction};
-use topics::runs::Answer;
-use topics::{Outcome, RefusalCode};
-use uuid::Uuid;
+use async_trait::async_trait;
+use topics::runs::{Cancel, Run};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
+use super::RunsStage;
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    tenant: Uuid,
-    run_id: Uuid,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<Cancel, Context> for RunsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, cancel: &Cancel) -> Result<Applied<Run>, Error> {
+        apply(cx, cancel).await.map(Applied::from)
+    }
+}
+
+async fn apply(cx: &mut Context, cancel: &Cancel) -> Result<Outcome<Run>, Error> {
+    let tenant = cx.tenant()?;
+    let run_id = cancel.run_id;
     // NO KEY UPDATE: a stage settling one of the run's sessions inserts the run's timer, whose
     // foreign key takes KEY SHARE on this row while holding the session; FOR UPDATE would wait
     // on it while it waits on our session update (a deadlock).
@@ -23,7 +32,7 @@ pub(super) async fn apply(
     )
     .bind(run_id)
     .bind(tenant)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let Some((status, definition_key, seconds)) = status else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such run."));
@@ -54,14 +63,14 @@ pub(super) async fn apply(
     for statement in statements {
         sqlx::query(statement)
             .bind(run_id)
-            .execute(&mut **tx)
+            .execute(&mut *cx.tx)
             .await?;
     }
-    let run = readers::runs::get(tx, readers::Tenant::new(tenant), run_id)
+    let run = readers::runs::get(&mut cx.tx, readers::Tenant::new(tenant), run_id)
         .await?
         .ok_or_else(|| Error::Invalid("the run just written is not there".into()))?;
     // Before the commit: a cancel whose commit fails is applied (and counted) again on
     // redelivery, a rare double count; after it, a crash would miss the run instead.
     super::observe_finished(tenant, &definition_key, "cancelled", seconds);
-    Ok(Outcome::done(Answer::Run(run)))
+    Ok(Outcome::done(run))
 }

@@ -3,9 +3,10 @@
 //!
 //! A command applies like any stage's ([`Stage`]: inbox, one transaction, reply): [`start`]
 //! creates the run, [`cancel`] ends it, [`submission`] opens a collection submission on it,
-//! `Resume` (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the
-//! commit and the reply ([`Stage::after_commit`]), the run goes as far as it can ([`advance`]): its steps ([`steps`]) make app calls
-//! ([`call`]: [`target`] the install, [`attempt`] one runner call outside any transaction,
+//! [`resume`] (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the
+//! commit and the reply ([`Stage::after_commit`]), the run goes as far as it can ([`advance`]):
+//! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
+//! runner call outside any transaction,
 //! [`circuit`] whether it may go out, [`record`] its invocation record, [`retry`] when to try
 //! again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a retry's, a
 //! callback's deadline) is a run timer, never a sleeping task.
@@ -21,6 +22,7 @@ mod circuit;
 mod evaluation;
 mod input_mapping;
 mod record;
+mod resume;
 mod retry;
 mod rule_set;
 pub(crate) mod rules;
@@ -31,17 +33,18 @@ mod target;
 pub(crate) mod timers;
 
 use async_trait::async_trait;
-use sqlx::{Postgres, Transaction};
-use topics::runs::{Answer, Command};
-use topics::{Envelope, Outcome};
+use topics::Envelope;
+use topics::runs::RunsCommand;
+use uuid::Uuid;
 
 pub(crate) use self::call::Calls;
 pub(crate) use self::record::UNINSTALLED;
 use crate::Error;
-use crate::stage::{Applied, Stage, tenant_of};
+use crate::stage::Stage;
 use crate::timers::TimerTable;
 
-/// Applies [`Command`]s of the `runs.commands` topic, then takes each run as far as it can.
+/// Applies the commands of the `runs.commands` topic, each type in its file, then takes each
+/// run as far as it can.
 pub(crate) struct RunsStage {
     calls: Calls,
 }
@@ -54,71 +57,41 @@ impl std::fmt::Debug for RunsStage {
 
 #[async_trait]
 impl Stage for RunsStage {
-    type Body = Command;
+    type Body = RunsCommand;
     type Then = ();
     const NAME: &'static str = "runs";
     /// Sets timers: a retry's delay, a callback's deadline; a case's SLA deadline when a step
     /// opens one.
     const SETS_TIMERS: &'static [TimerTable] = &[TimerTable::Runs, TimerTable::Cases];
 
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Applied<Answer>, Error> {
-        self.outcome(tx, command).await.map(Applied::from)
-    }
-
     /// After the command's commit (or its answer from the inbox), the run goes as far as it
     /// can: its calls go out here, outside any transaction.
     async fn after_commit(
         &self,
-        command: &Envelope<Command>,
+        command: &Envelope<RunsCommand>,
         _then: Option<()>,
     ) -> Result<(), Error> {
-        let tenant = tenant_of::<Self>(command)?;
+        // The tenant or poison, as `Context::tenant` when it applied.
+        let tenant = command
+            .tenant
+            .ok_or_else(|| Error::Invalid(format!("a {} command without a tenant", Self::NAME)))?;
         advance::run(
             &self.calls,
             tenant,
-            command.body.run_id(),
+            run_of(&command.body),
             &command.request_id,
         )
         .await
     }
 }
 
-impl RunsStage {
-    /// What applying `command` comes to.
-    async fn outcome(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Command>,
-    ) -> Result<Outcome<Answer>, Error> {
-        let tenant = tenant_of::<Self>(command)?;
-        match &command.body {
-            Command::Start {
-                run_id,
-                definition_key,
-                version,
-                subject_id,
-                context,
-            } => {
-                let start = start::Start {
-                    run_id: *run_id,
-                    definition_key,
-                    version: *version,
-                    subject_id: *subject_id,
-                    context,
-                };
-                start::apply(tx, command, tenant, start).await
-            }
-            Command::Cancel { run_id } => cancel::apply(tx, tenant, *run_id).await,
-            Command::Resume { .. } => Ok(Outcome::done(Answer::Resumed)),
-            Command::OpenSubmission {
-                run_id,
-                submission_id,
-            } => submission::open(tx, command, tenant, *run_id, *submission_id).await,
-        }
+/// The run a command is of.
+fn run_of(command: &RunsCommand) -> Uuid {
+    match command {
+        RunsCommand::Start(start) => start.run_id,
+        RunsCommand::Cancel(cancel) => cancel.run_id,
+        RunsCommand::Resume(resume) => resume.run_id,
+        RunsCommand::OpenSubmission(open) => open.run_id,
     }
 }
 
@@ -129,7 +102,7 @@ impl RunsStage {
 }
 
 /// `svc.workflow.run.duration` of a run that ended.
-fn observe_finished(tenant: uuid::Uuid, definition_key: &str, status: &str, seconds: f64) {
+fn observe_finished(tenant: Uuid, definition_key: &str, status: &str, seconds: f64) {
     metrics::histogram!(
         "svc.workflow.run.duration",
         "tenant" => tenant.to_string(),

@@ -1,30 +1,30 @@
 //! `Start`: the run is created `running` on the workflow version it names, or the published
 //! one; its steps run right after the reply ([`advance`](super::advance)).
 
-use serde_json::{Value, json};
+use async_trait::async_trait;
+use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::runs::{Answer, Command};
-use topics::{Envelope, Outcome, RefusalCode};
+use topics::runs::{Run, Start};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
+use super::RunsStage;
 use crate::Error;
+use crate::stage::Context;
 
-/// What `Start` carries.
-pub(super) struct Start<'a> {
-    pub(super) run_id: Uuid,
-    pub(super) definition_key: &'a str,
-    pub(super) version: Option<i32>,
-    pub(super) subject_id: Option<Uuid>,
-    pub(super) context: &'a Value,
+#[async_trait]
+impl Apply<Start, Context> for RunsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(&self, cx: &mut Context, start: &Start) -> Result<Applied<Run>, Error> {
+        apply(cx, start).await.map(Applied::from)
+    }
 }
 
-pub(super) async fn apply(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    start: Start<'_>,
-) -> Result<Outcome<Answer>, Error> {
-    let Some(version) = version(tx, tenant, &start).await? else {
+async fn apply(cx: &mut Context, start: &Start) -> Result<Outcome<Run>, Error> {
+    let tenant = cx.tenant()?;
+    let Some(version) = version(&mut cx.tx, tenant, start).await? else {
         let (path, message) = match start.version {
             Some(version) => (
                 "/version",
@@ -48,24 +48,24 @@ pub(super) async fn apply(
     )
     .bind(start.run_id)
     .bind(tenant)
-    .bind(start.definition_key)
+    .bind(&start.definition_key)
     .bind(version)
     .bind(start.subject_id)
-    .bind(start.context)
-    .bind(&command.principal.id)
-    .execute(&mut **tx)
+    .bind(&start.context)
+    .bind(&cx.command.principal.id)
+    .execute(&mut *cx.tx)
     .await?;
-    let run = readers::runs::get(tx, readers::Tenant::new(tenant), start.run_id)
+    let run = readers::runs::get(&mut cx.tx, readers::Tenant::new(tenant), start.run_id)
         .await?
         .ok_or_else(|| Error::Invalid("the run just written is not there".into()))?;
-    Ok(Outcome::done(Answer::Run(run)))
+    Ok(Outcome::done(run))
 }
 
 /// The version the run pins: the one named, when it exists, else the published one.
 async fn version(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
-    start: &Start<'_>,
+    start: &Start,
 ) -> Result<Option<i32>, Error> {
     let found: Option<(i32,)> = match start.version {
         Some(version) => {
@@ -74,7 +74,7 @@ async fn version(
                  WHERE tenant_id = $1 AND kind = 'workflow' AND key = $2 AND version = $3",
             )
             .bind(tenant)
-            .bind(start.definition_key)
+            .bind(&start.definition_key)
             .bind(version)
             .fetch_optional(&mut **tx)
             .await?
@@ -86,7 +86,7 @@ async fn version(
                    AND published_version IS NOT NULL",
             )
             .bind(tenant)
-            .bind(start.definition_key)
+            .bind(&start.definition_key)
             .fetch_optional(&mut **tx)
             .await?
         }

@@ -1,20 +1,34 @@
 //! `OpenSubmission`: a collection submission bound to the run (README "Hand-off"), the handle
 //! an applicant's token names. A run that does not exist (or is another tenant's) is 404.
 
-use sqlx::{Postgres, Transaction};
-use topics::runs::{Answer, Command, Submission};
-use topics::{Envelope, Outcome, RefusalCode};
-use uuid::Uuid;
+use async_trait::async_trait;
+use topics::runs::{OpenSubmission, Submission};
+use topics::{Applied, Apply, Outcome, RefusalCode};
 
+use super::RunsStage;
 use crate::Error;
+use crate::stage::Context;
 
-pub(super) async fn open(
-    tx: &mut Transaction<'_, Postgres>,
-    command: &Envelope<Command>,
-    tenant: Uuid,
-    run_id: Uuid,
-    submission_id: Uuid,
-) -> Result<Outcome<Answer>, Error> {
+#[async_trait]
+impl Apply<OpenSubmission, Context> for RunsStage {
+    type Then = ();
+    type Error = Error;
+
+    async fn apply(
+        &self,
+        cx: &mut Context,
+        command: &OpenSubmission,
+    ) -> Result<Applied<Submission>, Error> {
+        open(cx, command).await.map(Applied::from)
+    }
+}
+
+async fn open(cx: &mut Context, command: &OpenSubmission) -> Result<Outcome<Submission>, Error> {
+    let tenant = cx.tenant()?;
+    let OpenSubmission {
+        run_id,
+        submission_id,
+    } = *command;
     let opened: Option<(chrono::DateTime<chrono::Utc>,)> = sqlx::query_as(
         "INSERT INTO collection_submissions (id, tenant_id, workflow_run_id, created_by, \
          created_at) \
@@ -24,16 +38,16 @@ pub(super) async fn open(
     .bind(submission_id)
     .bind(tenant)
     .bind(run_id)
-    .bind(&command.principal.id)
-    .fetch_optional(&mut **tx)
+    .bind(&cx.command.principal.id)
+    .fetch_optional(&mut *cx.tx)
     .await?;
     let Some((created_at,)) = opened else {
         return Ok(Outcome::refused(RefusalCode::NotFound, "No such run."));
     };
-    Ok(Outcome::done(Answer::Submission(Submission {
+    Ok(Outcome::done(Submission {
         id: submission_id,
         workflow_run_id: run_id,
-        created_by: command.principal.id.clone(),
+        created_by: cx.command.principal.id.clone(),
         created_at,
-    })))
+    }))
 }

@@ -6,14 +6,18 @@
 //! answered before is answered from there instead of applied again), apply the rest, record their
 //! outcomes, commit, publish each reply, then the after-commit step.
 
+mod context;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::{PgPool, Postgres, Transaction};
-use topics::{Delivery, Envelope, HandleError, Handler, Message, Outcome, Reply};
+use sqlx::PgPool;
+use topics::{Answered, Delivery, Dispatch, Envelope, HandleError, Handler, Message, Reply};
 use tracing::{Instrument, Span};
 use uuid::Uuid;
+
+pub use context::Context;
 
 use crate::Error;
 use crate::inbox::{self, Entry};
@@ -21,11 +25,13 @@ use crate::replies::Replies;
 use crate::task_failures::{self, Owner, Reason};
 use crate::timers::{TimerTable, TimersSet};
 
-/// One concern of the write path.
+/// One concern of the write path. What it does with each command type of its topic is its
+/// [`topics::Apply`] of that type, in a [`Context`]; the topic's body hands each command to
+/// it ([`Dispatch`]).
 #[async_trait]
-pub trait Stage: Send + Sync + 'static {
-    /// The commands it applies.
-    type Body: Message;
+pub trait Stage: Sized + Send + Sync + 'static {
+    /// The commands it applies: its topic's body.
+    type Body: Dispatch<Self, Context, Then = Self::Then, Error = Error>;
     /// What applying a command leaves for [`Stage::after_commit`] (`()` when nothing).
     type Then: Send + 'static;
     /// Its name in the inbox, logs and consumer group.
@@ -50,33 +56,30 @@ pub trait Stage: Send + Sync + 'static {
     /// steps, so a timer due now fires at once ([`crate::timers::TimersSet`]).
     const SETS_TIMERS: &'static [TimerTable] = &[];
 
-    /// Applies `command` inside `tx` and returns its outcome. A refusal decided by the stage
-    /// (conflict, missing record) is an outcome too, so a redelivery gets the same answer; only
-    /// failures that must not be recorded are errors (their class decides between retry and
-    /// dead letter).
-    async fn apply(
-        &self,
-        tx: &mut Transaction<'_, Postgres>,
-        command: &Envelope<Self::Body>,
-    ) -> Result<Applied<AnswerOf<Self>, Self::Then>, Error>;
-
-    /// Applies consecutive commands of one partition inside `tx`, in order, answering what each
-    /// came to. Each alone by default; a stage that gains from seeing the batch (locking every
-    /// row it touches first) applies it its own way.
+    /// Applies consecutive commands of one partition in `cx`'s transaction, in order,
+    /// answering what each came to. Each alone by default, through its type's
+    /// [`topics::Apply`]; a stage that gains from seeing the batch (locking every row it
+    /// touches first) applies it its own way. A refusal decided by the stage (conflict,
+    /// missing record) is an outcome too, so a redelivery gets the same answer; only failures
+    /// that must not be recorded are errors (their class decides between retry and dead
+    /// letter).
     async fn apply_batch(
         &self,
-        tx: &mut Transaction<'_, Postgres>,
+        cx: &mut Context,
         commands: &[&Decoded<Self::Body>],
-    ) -> Result<Vec<Applied<AnswerOf<Self>, Self::Then>>, Error> {
-        let mut applied = Vec::with_capacity(commands.len());
+    ) -> Result<Vec<Answered<Self::Then>>, Error> {
+        let mut answered = Vec::with_capacity(commands.len());
         for command in commands {
-            let one = self
-                .apply(tx, &command.envelope)
+            cx.at(command.envelope.header());
+            let one = command
+                .envelope
+                .body
+                .dispatch(self, cx)
                 .instrument(command.span.clone())
                 .await?;
-            applied.push(one);
+            answered.push(one);
         }
-        Ok(applied)
+        Ok(answered)
     }
 
     /// After the commit and the replies: `then` is what applying `command` left, `None` when
@@ -91,35 +94,11 @@ pub trait Stage: Send + Sync + 'static {
     }
 }
 
-/// What a stage's commands answer: their topic's [`Message::Answer`].
-pub type AnswerOf<S> = <<S as Stage>::Body as Message>::Answer;
-
-/// What applying one command came to: its outcome (the reply, answering `A`), and what it
-/// leaves for [`Stage::after_commit`].
-#[derive(Debug)]
-pub struct Applied<A, T = ()> {
-    pub outcome: Outcome<A>,
-    pub then: T,
-}
-
-impl<A> From<Outcome<A>> for Applied<A> {
-    fn from(outcome: Outcome<A>) -> Self {
-        Applied { outcome, then: () }
-    }
-}
-
 /// A command as the stage gets it: decoded, with the span its application runs in.
 #[derive(Debug)]
 pub struct Decoded<B> {
     pub envelope: Envelope<B>,
     pub span: Span,
-}
-
-/// The tenant a tenant's command (or event) names; one without is malformed, so poison.
-pub(crate) fn tenant_of<S: Stage>(command: &Envelope<S::Body>) -> Result<Uuid, Error> {
-    command
-        .tenant
-        .ok_or_else(|| Error::Invalid(format!("a {} command without a tenant", S::NAME)))
 }
 
 /// The span of one message applied by stage `name`: its ids, its tenant, and the trace of the
@@ -146,9 +125,9 @@ pub(crate) fn apply_span<B>(name: &'static str, message: &Envelope<B>, attempt: 
 }
 
 /// What became of one command of a batch.
-struct Done<A, T> {
+struct Done<T> {
     /// Its reply, published when the stage publishes replies.
-    reply: Reply<A>,
+    reply: Reply,
     /// What applying it left, `None` when it was answered from the inbox.
     then: Option<T>,
 }
@@ -210,10 +189,7 @@ impl<S: Stage> StageHandler<S> {
     /// commit; each command's own statements run in the command's span, which its lines and
     /// the stage's fields need): each command answered before is answered from the inbox, the
     /// others applied and their outcomes recorded.
-    async fn apply_once(
-        &self,
-        batch: &[Decoded<S::Body>],
-    ) -> Result<Vec<Done<AnswerOf<S>, S::Then>>, Error> {
+    async fn apply_once(&self, batch: &[Decoded<S::Body>]) -> Result<Vec<Done<S::Then>>, Error> {
         let transaction = tracing::info_span!(
             "db.transaction",
             otel.kind = "client",
@@ -227,10 +203,9 @@ impl<S: Stage> StageHandler<S> {
     async fn apply_in_transaction(
         &self,
         batch: &[Decoded<S::Body>],
-    ) -> Result<Vec<Done<AnswerOf<S>, S::Then>>, Error> {
-        let mut tx = self.pool.begin().await?;
-        let mut done: Vec<Option<Done<AnswerOf<S>, S::Then>>> =
-            batch.iter().map(|_| None).collect();
+    ) -> Result<Vec<Done<S::Then>>, Error> {
+        let mut cx = Context::new(self.pool.begin().await?, S::NAME);
+        let mut done: Vec<Option<Done<S::Then>>> = batch.iter().map(|_| None).collect();
         let mut fresh = Vec::new();
         // A command twice in one batch (a producer's retry) is applied once.
         let mut first_of: HashMap<Uuid, usize> = HashMap::new();
@@ -242,7 +217,7 @@ impl<S: Stage> StageHandler<S> {
             }
             first_of.insert(command.envelope.id, i);
             let stored = if S::INBOX {
-                inbox::take::<AnswerOf<S>>(&mut tx, Self::entry(&command.envelope))
+                inbox::take(&mut cx.tx, Self::entry(&command.envelope))
                     .instrument(command.span.clone())
                     .await?
             } else {
@@ -257,10 +232,10 @@ impl<S: Stage> StageHandler<S> {
             }
         }
         if fresh.is_empty() {
-            tx.rollback().await?;
+            cx.tx.rollback().await?;
         } else {
             let commands: Vec<&Decoded<S::Body>> = fresh.iter().map(|&i| &batch[i]).collect();
-            let applied = self.stage.apply_batch(&mut tx, &commands).await?;
+            let applied = self.stage.apply_batch(&mut cx, &commands).await?;
             if applied.len() != fresh.len() {
                 return Err(Error::Contract(format!(
                     "the {} stage answered {} outcomes for {} commands",
@@ -269,6 +244,7 @@ impl<S: Stage> StageHandler<S> {
                     fresh.len()
                 )));
             }
+            let mut tx = cx.finish().await?;
             for (i, applied) in fresh.into_iter().zip(applied) {
                 if S::INBOX {
                     inbox::applied(&mut tx, batch[i].envelope.id, &applied.outcome).await?;
@@ -300,7 +276,7 @@ impl<S: Stage> StageHandler<S> {
             .collect()
     }
 
-    fn publish(&self, command_id: Uuid, reply: &Reply<AnswerOf<S>>) {
+    fn publish(&self, command_id: Uuid, reply: &Reply) {
         if !S::REPLIES {
             return;
         }
@@ -375,7 +351,7 @@ impl<S: Stage> Handler for StageHandler<S> {
         delivery: &Delivery<'_>,
         reason: &str,
     ) -> Result<(), HandleError> {
-        let dead: Reply<AnswerOf<S>> = Reply::DeadLettered {
+        let dead = Reply::DeadLettered {
             reason: reason.to_owned(),
         };
         let decoded = Envelope::<S::Body>::decode(delivery.payload);
