@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use sqlx::types::Json;
-use topics::{Command, Encoded, Envelope, Message, Outcome, Principal, PrincipalKind, Reply};
+use topics::{
+    Command, Encoded, Envelope, Heard, Message, Outcome, Principal, PrincipalKind, Reply,
+};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -126,7 +128,11 @@ where
         tokio::select! {
             reply = &mut waiter.reply => match reply {
                 Ok(payload) => {
-                    break serde_json::from_slice(&payload).map_err(|e| unreadable(command_id, e))?
+                    return match Heard::read(&payload, format) {
+                        Ok(Heard::Applied(outcome)) => Ok(outcome),
+                        Ok(Heard::DeadLettered(reason)) => Err(dead_lettered(command_id, &reason)),
+                        Err(error) => Err(unreadable(command_id, error)),
+                    };
                 }
                 // The sender went away without a reply: only the stored outcome can tell now
                 // (and the receiver, done, must not be polled again).
@@ -158,10 +164,12 @@ where
         Reply::Applied { outcome } => outcome
             .decode(format)
             .map_err(|e| unreadable(command_id, e)),
-        Reply::DeadLettered { reason } => Err(Error::Internal(format!(
-            "command {command_id} was dead-lettered: {reason}"
-        ))),
+        Reply::DeadLettered { reason } => Err(dead_lettered(command_id, &reason)),
     }
+}
+
+fn dead_lettered(command_id: Uuid, reason: &str) -> Error {
+    Error::Internal(format!("command {command_id} was dead-lettered: {reason}"))
 }
 
 /// The reply the inbox holds for `command_id`, once the stage committed one.

@@ -40,4 +40,4 @@ pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, Re
 pub use envelope::{Envelope, Header, Message, Principal, PrincipalKind};
 pub use error::Error;
 pub use producer::Producer;
-pub use reply::{Encoded, Outcome, Refusal, RefusalCode, Reply};
+pub use reply::{Encoded, Heard, Outcome, Refusal, RefusalCode, Reply};

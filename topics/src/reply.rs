@@ -103,6 +103,59 @@ impl Encoded {
     }
 }
 
+/// A published reply read straight into the command's reply `R` (no JSON tree between the
+/// bytes and the value, as a waiting route reads each reply): what [`Reply`] says, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Heard<R> {
+    Applied(Outcome<R>),
+    DeadLettered(String),
+}
+
+impl<R: DeserializeOwned> Heard<R> {
+    /// Reads `payload`, a published [`Reply`], as reply `R` of format `v`. One that does not
+    /// read is read again untyped, to say whether its format is another.
+    pub fn read(payload: &[u8], v: u16) -> Result<Self, FormatError> {
+        match serde_json::from_slice::<TypedReply<R>>(payload) {
+            Ok(TypedReply::Applied {
+                outcome: TypedOutcome::Done { v: found, value },
+            }) if found == v => Ok(Heard::Applied(Outcome::done(value))),
+            Ok(TypedReply::Applied {
+                outcome: TypedOutcome::Done { v: found, .. },
+            }) => Err(FormatError::Version { found, reads: v }),
+            Ok(TypedReply::Applied {
+                outcome: TypedOutcome::Refused(refusal),
+            }) => Ok(Heard::Applied(Outcome::Refused(refusal))),
+            Ok(TypedReply::DeadLettered { reason }) => Ok(Heard::DeadLettered(reason)),
+            Err(error) => match serde_json::from_slice::<Reply>(payload) {
+                Ok(Reply::Applied {
+                    outcome: Encoded::Done { v: found, .. },
+                }) if found != v => Err(FormatError::Version { found, reads: v }),
+                _ => Err(FormatError::Unreadable(error.to_string())),
+            },
+        }
+    }
+}
+
+/// [`Reply`] with its value typed, for [`Heard::read`].
+#[derive(Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum TypedReply<R> {
+    Applied { outcome: TypedOutcome<R> },
+    DeadLettered { reason: String },
+}
+
+/// [`Encoded`] with its value typed.
+#[derive(Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+enum TypedOutcome<R> {
+    Done {
+        #[serde(default = "first_format")]
+        v: u16,
+        value: R,
+    },
+    Refused(Refusal),
+}
+
 /// Why a stored or published outcome does not read as the command's reply.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
@@ -236,6 +289,39 @@ mod tests {
             wrapped.decode::<Circuit>(2),
             Err(FormatError::Unreadable(_))
         ));
+    }
+
+    #[test]
+    fn a_published_reply_is_heard_typed_or_refused_by_its_format() {
+        let applied = Reply::Applied {
+            outcome: Outcome::done(circuit()).encode(2).expect("encodes"),
+        };
+        let bytes = serde_json::to_vec(&applied).expect("json");
+        assert_eq!(
+            Heard::<Circuit>::read(&bytes, 2),
+            Ok(Heard::Applied(Outcome::done(circuit())))
+        );
+        assert_eq!(
+            Heard::<Circuit>::read(&bytes, 3),
+            Err(FormatError::Version { found: 2, reads: 3 })
+        );
+        // Another shape of value in another format: the format is what is named.
+        assert_eq!(
+            Heard::<u32>::read(&bytes, 3),
+            Err(FormatError::Version { found: 2, reads: 3 })
+        );
+        assert!(matches!(
+            Heard::<u32>::read(&bytes, 2),
+            Err(FormatError::Unreadable(_))
+        ));
+        let dead = serde_json::to_vec(&Reply::DeadLettered {
+            reason: "undecodable".into(),
+        })
+        .expect("json");
+        assert_eq!(
+            Heard::<Circuit>::read(&dead, 2),
+            Ok(Heard::DeadLettered("undecodable".into()))
+        );
     }
 
     #[test]

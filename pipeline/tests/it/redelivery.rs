@@ -67,7 +67,7 @@ async fn a_command_redelivered_after_a_crash_is_applied_once() {
     assert_eq!(
         inbox_row(&pool, first.id).await,
         (
-            Some(json!({ "result": "done", "value": { "applied": 7 } })),
+            Some(json!({ "result": "done", "v": 1, "value": { "applied": 7 } })),
             None
         )
     );
