@@ -26,10 +26,11 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use chrono::{DateTime, Utc};
-use readers::audit::{Encoder, Filter, Format, Pages};
+use readers::audit::{Encoder, Filter, Pages};
 use service::storage::StorageConfig;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
+use topics::apps::ExportFormat;
 use uuid::Uuid;
 
 use crate::Error;
@@ -122,7 +123,7 @@ async fn export_due(
     let Some(due) = due else {
         return Ok(Ran::NothingDue);
     };
-    let format = Format::parse(&due.format)
+    let format = ExportFormat::parse(&due.format)
         .ok_or_else(|| Error::Invalid(format!("an export format {:?}", due.format)))?;
     let from = due.covered_until;
     let to = from + chrono::Duration::hours(i64::from(due.interval_hours));
@@ -265,7 +266,7 @@ async fn write_file(
     store: &Store,
     key: &str,
     mut pages: Pages,
-    (format, max_bytes): (Format, usize),
+    (format, max_bytes): (ExportFormat, usize),
 ) -> Result<(i64, i64), Failure> {
     let mut encoder = Encoder::new(format);
     let mut upload = Upload::new(store, key);

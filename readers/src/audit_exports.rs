@@ -2,38 +2,23 @@
 //! first.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::{PgExecutor, PgPool};
+use topics::apps::{AuditExportSchedule, ExportFormat};
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};
 
-/// A tenant's schedule, or the defaults of a tenant that set none (off, daily, NDJSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Schedule {
-    pub enabled: bool,
-    pub interval_hours: i32,
-    /// `ndjson` or `csv`.
-    pub format: String,
-    /// The end of the last window exported: the next run covers from here (`null` until set).
-    pub covered_until: Option<DateTime<Utc>>,
-    pub updated_by: Option<String>,
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
-impl Schedule {
-    /// What a tenant that set no schedule has.
-    pub fn unset() -> Self {
-        Self {
-            enabled: false,
-            interval_hours: 24,
-            format: "ndjson".to_owned(),
-            covered_until: None,
-            updated_by: None,
-            updated_at: None,
-        }
-    }
+/// A row of `audit_export_schedules`.
+#[derive(sqlx::FromRow)]
+struct ScheduleRow {
+    enabled: bool,
+    interval_hours: i32,
+    #[sqlx(try_from = "String")]
+    format: ExportFormat,
+    covered_until: Option<DateTime<Utc>>,
+    updated_by: String,
+    updated_at: DateTime<Utc>,
 }
 
 /// One run: a window written to object storage, or why not.
@@ -59,14 +44,22 @@ pub struct Run {
 pub async fn schedule(
     executor: impl PgExecutor<'_>,
     tenant: Tenant,
-) -> Result<Option<Schedule>, Error> {
-    Ok(sqlx::query_as(
+) -> Result<Option<AuditExportSchedule>, Error> {
+    let row: Option<ScheduleRow> = sqlx::query_as(
         "SELECT enabled, interval_hours, format, covered_until, updated_by, updated_at \
          FROM audit_export_schedules WHERE tenant_id = $1",
     )
     .bind(tenant.id())
     .fetch_optional(executor)
-    .await?)
+    .await?;
+    Ok(row.map(|row| AuditExportSchedule {
+        enabled: row.enabled,
+        interval_hours: row.interval_hours,
+        format: row.format,
+        covered_until: row.covered_until,
+        updated_by: Some(row.updated_by),
+        updated_at: Some(row.updated_at),
+    }))
 }
 
 /// The tenant's runs, newest first.

@@ -1,100 +1,13 @@
 //! Backtests (SPEC §2.7; README "Backtests"): one, a page of the tenant's newest, and the
 //! latest completed one of a definition version (the approval detail's `backtest`).
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{PgExecutor, PgPool};
+use topics::backtests::{Backtest, BacktestStatus, Progress, Sample};
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};
-
-/// A backtest as SPEC §2.7 shows it, plus `ruleSetVersion`, `requestedByName`, `startedAt`
-/// and `attempts`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Backtest {
-    pub id: Uuid,
-    pub tenant_id: Uuid,
-    pub rule_key: Option<String>,
-    pub rule_version: Option<i32>,
-    pub rule_set_key: Option<String>,
-    pub rule_set_version: Option<i32>,
-    pub workflow_key: Option<String>,
-    pub workflow_version: Option<i32>,
-    pub sample: Sample,
-    /// `queued`, `running`, `completed`, `failed`.
-    pub status: String,
-    pub progress: Progress,
-    pub summary: Option<Summary>,
-    pub error: Option<String>,
-    pub engine_workflow_id: Option<String>,
-    pub requested_by: String,
-    pub requested_by_name: String,
-    pub created_at: DateTime<Utc>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    /// How many times a worker started it (more than one after a worker died mid-way).
-    pub attempts: i32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Sample {
-    pub last_days: i32,
-    pub limit: i32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Progress {
-    pub done: i32,
-    pub total: i32,
-}
-
-/// What a completed backtest found (SPEC §2.7's summary; README "Backtests" says what each
-/// count counts).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    pub evaluated: i64,
-    pub outcomes: Outcomes,
-    pub would_change: BTreeMap<String, i64>,
-    pub overlap: BTreeMap<String, i64>,
-    pub decisions: BTreeMap<String, i64>,
-    pub sample_failures: Vec<SampleFailure>,
-    pub daily: Vec<Day>,
-    pub duration_ms: f64,
-}
-
-/// Rule outcomes of the version over the sample.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outcomes {
-    pub pass: i64,
-    pub fail: i64,
-    pub error: i64,
-    pub skipped: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SampleFailure {
-    pub evaluation_id: Uuid,
-    pub subject_id: Option<Uuid>,
-    pub evaluated_at: DateTime<Utc>,
-    pub reasons: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Day {
-    /// `YYYY-MM-DD` (UTC).
-    pub day: String,
-    pub evaluated: i64,
-    pub recorded_hits: i64,
-    pub version_hits: i64,
-}
 
 /// A row of `backtests`.
 #[derive(Debug, sqlx::FromRow)]
@@ -106,7 +19,8 @@ struct Row {
     version: i32,
     last_days: i32,
     sample_limit: i32,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: BacktestStatus,
     progress_done: i32,
     progress_total: i32,
     summary: Option<Value>,

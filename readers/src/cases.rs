@@ -1,39 +1,35 @@
 //! Cases (README "Cases"): one case, and a page of the tenant's newest.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use sqlx::{PgExecutor, PgPool};
+use topics::cases::{Case, CaseStatus, Outcome, Priority};
 use uuid::Uuid;
 
+use crate::row::{Label, row_of};
 use crate::{Error, ListPage, Page, Tenant};
 
-/// A case.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Case {
-    pub id: Uuid,
-    #[serde(rename = "type")]
-    pub case_type: String,
-    pub title: String,
-    pub subject_id: Option<Uuid>,
-    /// `low`, `medium`, `high`, `critical`.
-    pub priority: String,
-    /// `open` or `decided`.
-    pub status: String,
-    pub sla_due_at: DateTime<Utc>,
-    /// When the deadline passed with the case still open.
-    pub sla_breached_at: Option<DateTime<Utc>>,
-    /// `approved`, `rejected`, `no_action`; `null` while open.
-    pub outcome: Option<String>,
-    pub decision_comment: Option<String>,
-    pub opened_by: String,
-    pub opened_by_name: String,
-    pub opened_at: DateTime<Utc>,
-    pub decided_by: Option<String>,
-    pub decided_by_name: Option<String>,
-    pub decided_at: Option<DateTime<Utc>>,
-    pub workflow_run_id: Option<Uuid>,
-    pub step_id: Option<String>,
+row_of! {
+    /// A row of `cases`.
+    struct CaseRow => Case {
+        id: Uuid,
+        case_type: String,
+        title: String,
+        subject_id: Option<Uuid>,
+        priority: Label<Priority>,
+        status: Label<CaseStatus>,
+        sla_due_at: DateTime<Utc>,
+        sla_breached_at: Option<DateTime<Utc>>,
+        outcome: Option<Label<Outcome>>,
+        decision_comment: Option<String>,
+        opened_by: String,
+        opened_by_name: String,
+        opened_at: DateTime<Utc>,
+        decided_by: Option<String>,
+        decided_by_name: Option<String>,
+        decided_at: Option<DateTime<Utc>>,
+        workflow_run_id: Option<Uuid>,
+        step_id: Option<String>,
+    }
 }
 
 const COLUMNS: &str = "id, type AS case_type, title, subject_id, priority, status, sla_due_at, \
@@ -45,13 +41,14 @@ pub async fn get(
     tenant: Tenant,
     id: Uuid,
 ) -> Result<Option<Case>, Error> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let row: Option<CaseRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM cases WHERE tenant_id = $1 AND id = $2"
     )))
     .bind(tenant.id())
     .bind(id)
     .fetch_optional(executor)
-    .await?)
+    .await?;
+    Ok(row.map(Case::from))
 }
 
 /// The tenant's cases, newest first; `open` narrows to open or decided ones.
@@ -61,8 +58,14 @@ pub async fn list(
     open: Option<bool>,
     page: Page,
 ) -> Result<ListPage<Case>, Error> {
-    let status = open.map(|open| if open { "open" } else { "decided" });
-    let items = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let status = open.map(|open| {
+        if open {
+            CaseStatus::Open.as_str()
+        } else {
+            CaseStatus::Decided.as_str()
+        }
+    });
+    let rows: Vec<CaseRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM cases WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2) \
          ORDER BY opened_at DESC, id DESC LIMIT $3 OFFSET $4"
     )))
@@ -80,5 +83,6 @@ pub async fn list(
     .bind(status)
     .fetch_one(pool)
     .await?;
+    let items = rows.into_iter().map(Case::from).collect();
     Ok(ListPage::capped(items, counted))
 }

@@ -3,27 +3,27 @@
 //! an app (`GET /apps/:name/usage`).
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
+use topics::definitions::{Kind, Version};
 
+use crate::row::{Label, row_of};
 use crate::{Error, Tenant};
 
-/// One version in full.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Version {
-    pub kind: String,
-    pub key: String,
-    pub version: i32,
-    pub body: Value,
-    /// This version is the key's published one.
-    pub published: bool,
-    pub created_by: String,
-    pub created_at: DateTime<Utc>,
-    /// When it was last made the published version.
-    pub published_at: Option<DateTime<Utc>>,
-    pub published_by: Option<String>,
+row_of! {
+    /// One version in full, as read.
+    struct VersionRow => Version {
+        kind: Label<Kind>,
+        key: String,
+        version: i32,
+        body: Value,
+        published: bool,
+        created_by: String,
+        created_at: DateTime<Utc>,
+        published_at: Option<DateTime<Utc>>,
+        published_by: Option<String>,
+    }
 }
 
 /// A version as the key's list shows it (no body).
@@ -105,7 +105,7 @@ pub async fn version<'c>(
     key: &str,
     version: i32,
 ) -> Result<Option<Version>, Error> {
-    Ok(sqlx::query_as(
+    let row: Option<VersionRow> = sqlx::query_as(
         "SELECT v.kind, v.key, v.version, v.body, \
          (k.published_version IS NOT DISTINCT FROM v.version) AS published, \
          v.created_by, v.created_at, v.published_at, v.published_by \
@@ -117,7 +117,8 @@ pub async fn version<'c>(
     .bind(key)
     .bind(version)
     .fetch_optional(executor)
-    .await?)
+    .await?;
+    Ok(row.map(Version::from))
 }
 
 /// The key's published version, when one is.
@@ -127,7 +128,7 @@ pub async fn published<'c>(
     kind: &str,
     key: &str,
 ) -> Result<Option<Version>, Error> {
-    Ok(sqlx::query_as(
+    let row: Option<VersionRow> = sqlx::query_as(
         "SELECT v.kind, v.key, v.version, v.body, true AS published, \
          v.created_by, v.created_at, v.published_at, v.published_by \
          FROM definition_keys k JOIN definition_versions v ON v.tenant_id = k.tenant_id \
@@ -138,7 +139,8 @@ pub async fn published<'c>(
     .bind(kind)
     .bind(key)
     .fetch_optional(executor)
-    .await?)
+    .await?;
+    Ok(row.map(Version::from))
 }
 
 /// The published definitions that call `app`, by kind and key.

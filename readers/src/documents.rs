@@ -4,31 +4,32 @@
 //! document of another subject or tenant is absent.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 // Dynamic SQL here is only ever built from this module's constant texts.
 use sqlx::{AssertSqlSafe, PgConnection};
+use topics::documents::Document;
 use uuid::Uuid;
 
+use crate::row::row_of;
 use crate::{Error, ListPage, Page, Tenant};
 
 /// Most documents one call's list names (the newest); a module reads at most ten anyway.
 pub const CALL_LIST_LIMIT: i64 = 100;
 
-/// A document as its routes answer it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Document {
-    pub id: Uuid,
-    pub subject_id: Uuid,
-    pub name: String,
-    pub content_type: String,
-    pub size_bytes: i64,
-    pub sha256: String,
-    pub created_by: String,
-    pub created_at: DateTime<Utc>,
+row_of! {
+    /// A row of `documents`.
+    struct DocumentRow => Document {
+        id: Uuid,
+        subject_id: Uuid,
+        name: String,
+        content_type: String,
+        size_bytes: i64,
+        sha256: String,
+        created_by: String,
+        created_at: DateTime<Utc>,
+    }
 }
 
-/// A document as a call lists it (runner ABI `document_list`).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 #[serde(rename_all = "camelCase")]
 pub struct CallDocument {
@@ -48,14 +49,15 @@ pub async fn get(
     subject: Uuid,
     id: Uuid,
 ) -> Result<Option<Document>, Error> {
-    Ok(sqlx::query_as(AssertSqlSafe(format!(
+    let row: Option<DocumentRow> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM documents WHERE tenant_id = $1 AND subject_id = $2 AND id = $3"
     )))
     .bind(tenant.id())
     .bind(subject)
     .bind(id)
     .fetch_optional(connection)
-    .await?)
+    .await?;
+    Ok(row.map(Document::from))
 }
 
 /// A page of the subject's documents, newest first.
@@ -65,7 +67,7 @@ pub async fn list(
     subject: Uuid,
     page: Page,
 ) -> Result<ListPage<Document>, Error> {
-    let items: Vec<Document> = sqlx::query_as(AssertSqlSafe(format!(
+    let rows: Vec<DocumentRow> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM documents WHERE tenant_id = $1 AND subject_id = $2 \
          ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
     )))
@@ -83,7 +85,7 @@ pub async fn list(
     .fetch_one(&mut *connection)
     .await?;
     Ok(ListPage {
-        items,
+        items: rows.into_iter().map(Document::from).collect(),
         total,
         total_is_estimate: None,
     })

@@ -19,6 +19,7 @@ pub mod invocations;
 pub mod notifications;
 pub mod page;
 pub mod redaction;
+mod row;
 pub mod runs;
 pub mod submissions;
 pub mod tenant;

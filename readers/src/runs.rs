@@ -1,71 +1,61 @@
 //! Workflow runs (README "Definitions and runs"): one run with its context and each step it
 //! reached, as `GET /workflow-runs/:id` and the runs stage's replies show it. Without
 //! `runs:context` the caller sees the context's and the outputs' keys with every value
-//! `[redacted]` ([`Run::redacted`]).
+//! `[redacted]` ([`redacted`]).
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::PgConnection;
+use topics::runs::{Run, RunStatus, Step};
 use uuid::Uuid;
 
 use crate::redaction::redact_values;
+use crate::row::{Label, row_of};
 use crate::{Error, Tenant};
 
-/// A run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Run {
-    pub id: Uuid,
-    pub definition_key: String,
-    pub definition_version: i32,
-    pub subject_id: Option<Uuid>,
-    /// `running`, `waiting_callback`, `completed`, `failed`, `cancelled`.
-    pub status: String,
-    pub context: Value,
-    /// Why the run failed: the failure's name and the app and action (never a vendor's words).
-    pub error: Option<String>,
-    pub created_by: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub finished_at: Option<DateTime<Utc>>,
-    #[sqlx(skip)]
-    pub steps: Vec<Step>,
+/// A row of `workflow_runs`; its steps are read apart.
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: Uuid,
+    definition_key: String,
+    definition_version: i32,
+    subject_id: Option<Uuid>,
+    status: Label<RunStatus>,
+    context: Value,
+    error: Option<String>,
+    created_by: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
 }
 
-/// A step the run reached.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Step {
-    pub id: String,
-    /// `call_app` or `rule_set`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// `running`, `waiting_callback`, `completed`, `failed`, `cancelled`.
-    pub status: String,
-    pub output: Option<Value>,
-    pub error: Option<String>,
-    /// Attempts of its app calls that reached an install (its invocation records).
-    pub attempts: i32,
-    pub started_at: DateTime<Utc>,
-    pub finished_at: Option<DateTime<Utc>>,
+row_of! {
+    /// A row of `workflow_run_steps`, with its calls' attempts counted.
+    struct StepRow => Step {
+        id: String,
+        kind: String,
+        status: Label<RunStatus>,
+        output: Option<Value>,
+        error: Option<String>,
+        attempts: i32,
+        started_at: DateTime<Utc>,
+        finished_at: Option<DateTime<Utc>>,
+    }
 }
 
-impl Run {
-    /// What a caller without `runs:context` sees.
-    pub fn redacted(self) -> Self {
-        Self {
-            context: redact_values(self.context),
-            steps: self
-                .steps
-                .into_iter()
-                .map(|step| Step {
-                    output: step.output.map(redact_values),
-                    ..step
-                })
-                .collect(),
-            ..self
-        }
+/// What a caller without `runs:context` sees of `run`.
+pub fn redacted(run: Run) -> Run {
+    Run {
+        context: redact_values(run.context),
+        steps: run
+            .steps
+            .into_iter()
+            .map(|step| Step {
+                output: step.output.map(redact_values),
+                ..step
+            })
+            .collect(),
+        ..run
     }
 }
 
@@ -75,7 +65,7 @@ pub async fn get(
     tenant: Tenant,
     id: Uuid,
 ) -> Result<Option<Run>, Error> {
-    let run: Option<Run> = sqlx::query_as(
+    let run: Option<RunRow> = sqlx::query_as(
         "SELECT id, definition_key, definition_version, subject_id, status, context, error, \
          created_by, created_at, updated_at, finished_at \
          FROM workflow_runs WHERE tenant_id = $1 AND id = $2",
@@ -84,10 +74,10 @@ pub async fn get(
     .bind(id)
     .fetch_optional(&mut *connection)
     .await?;
-    let Some(mut run) = run else {
+    let Some(run) = run else {
         return Ok(None);
     };
-    run.steps = sqlx::query_as(
+    let steps: Vec<StepRow> = sqlx::query_as(
         "SELECT s.step_id AS id, s.type AS kind, s.status, s.output, s.error, \
          COALESCE((SELECT sum(c.invocations) FROM workflow_run_calls c \
                    WHERE c.run_id = s.run_id AND c.step_id = s.step_id), 0)::integer AS attempts, \
@@ -97,7 +87,20 @@ pub async fn get(
     .bind(id)
     .fetch_all(&mut *connection)
     .await?;
-    Ok(Some(run))
+    Ok(Some(Run {
+        id: run.id,
+        definition_key: run.definition_key,
+        definition_version: run.definition_version,
+        subject_id: run.subject_id,
+        status: run.status.0,
+        context: run.context,
+        error: run.error,
+        created_by: run.created_by,
+        created_at: run.created_at,
+        updated_at: run.updated_at,
+        finished_at: run.finished_at,
+        steps: steps.into_iter().map(Step::from).collect(),
+    }))
 }
 
 #[cfg(test)]
@@ -114,7 +117,7 @@ mod tests {
             definition_key: "onboarding".into(),
             definition_version: 1,
             subject_id: None,
-            status: "failed".into(),
+            status: RunStatus::Failed,
             context: json!({"name": "Ada", "kyc": {"score": 0.2}}),
             error: Some("AppCallFailed: kyc check (timeout)".into()),
             created_by: "u".into(),
@@ -124,7 +127,7 @@ mod tests {
             steps: vec![Step {
                 id: "kyc".into(),
                 kind: "call_app".into(),
-                status: "failed".into(),
+                status: RunStatus::Failed,
                 output: Some(json!({"score": 0.2})),
                 error: Some("AppCallFailed: kyc check (timeout)".into()),
                 attempts: 2,
@@ -132,7 +135,7 @@ mod tests {
                 finished_at: None,
             }],
         };
-        let shown = run.redacted();
+        let shown = redacted(run);
         assert_eq!(
             shown.context,
             json!({"name": "[redacted]", "kyc": {"score": "[redacted]"}})

@@ -2,27 +2,26 @@
 //! they were created. Never the signing secrets: those are shown once, when generated.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use sqlx::PgExecutor;
+use topics::endpoints::Endpoint;
 use uuid::Uuid;
 
+use crate::row::row_of;
 use crate::{Error, Tenant};
 
-/// An endpoint as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Endpoint {
-    pub id: Uuid,
-    pub url: String,
-    /// The event types it receives; empty: every type.
-    pub event_types: Vec<String>,
-    pub enabled: bool,
-    pub description: String,
-    /// Until when the secret before the last rotation still signs (24 hours after it).
-    pub previous_secret_expires_at: Option<DateTime<Utc>>,
-    pub created_by: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+row_of! {
+    /// A row of `webhook_endpoints`, its previous secret's expiry shown while it signs.
+    struct EndpointRow => Endpoint {
+        id: Uuid,
+        url: String,
+        event_types: Vec<String>,
+        enabled: bool,
+        description: String,
+        previous_secret_expires_at: Option<DateTime<Utc>>,
+        created_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
 }
 
 /// The most endpoints one tenant may have.
@@ -39,23 +38,23 @@ pub async fn get(
     tenant: Tenant,
     id: Uuid,
 ) -> Result<Option<Endpoint>, Error> {
-    let endpoint = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let endpoint: Option<EndpointRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2"
     )))
     .bind(tenant.id())
     .bind(id)
     .fetch_optional(executor)
     .await?;
-    Ok(endpoint)
+    Ok(endpoint.map(Endpoint::from))
 }
 
 /// Every endpoint of `tenant` (at most [`MAX_PER_TENANT`]), oldest first.
 pub async fn list(executor: impl PgExecutor<'_>, tenant: Tenant) -> Result<Vec<Endpoint>, Error> {
-    let endpoints = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let endpoints: Vec<EndpointRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY created_at, id"
     )))
     .bind(tenant.id())
     .fetch_all(executor)
     .await?;
-    Ok(endpoints)
+    Ok(endpoints.into_iter().map(Endpoint::from).collect())
 }

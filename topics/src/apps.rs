@@ -3,39 +3,63 @@
 //! approval settings travel here too, keyed by the tenant alone. The platform's own versions
 //! (the release's catalogue) are commands without a tenant.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::command::topic_commands;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
-/// The status of an app version (SPEC §2.10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VersionStatus {
-    Uploaded,
-    Published,
-    Withdrawn,
+labels! {
+    /// The status of an app version (SPEC §2.10).
+    pub enum VersionStatus {
+        Uploaded = "uploaded",
+        Published = "published",
+        Withdrawn = "withdrawn",
+    }
 }
 
-impl VersionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VersionStatus::Uploaded => "uploaded",
-            VersionStatus::Published => "published",
-            VersionStatus::Withdrawn => "withdrawn",
-        }
+labels! {
+    /// Who published a version.
+    pub enum Publisher {
+        /// The release's catalogue.
+        Platform = "platform",
+        /// The tenant itself.
+        Tenant = "tenant",
     }
+}
 
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "uploaded" => Some(VersionStatus::Uploaded),
-            "published" => Some(VersionStatus::Published),
-            "withdrawn" => Some(VersionStatus::Withdrawn),
-            _ => None,
-        }
-    }
+/// One app version, as the lifecycle's commands answer it and `GET /apps/:name/versions` lists
+/// it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Version {
+    pub id: Uuid,
+    pub app_name: String,
+    pub version: String,
+    pub publisher: Publisher,
+    pub status: VersionStatus,
+    pub sha256: String,
+    pub size_bytes: i64,
+    /// The manifest with the platform's defaults filled in (SPEC §2.8, §2.9).
+    pub manifest: Value,
+    pub uploaded_by: String,
+    pub uploaded_at: DateTime<Utc>,
+    pub published_at: Option<DateTime<Utc>>,
+    pub withdrawn_at: Option<DateTime<Utc>>,
+    /// The open publish request, while one waits.
+    pub approval_request: Option<OpenRequest>,
+}
+
+/// An open publish request of a version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenRequest {
+    pub id: Uuid,
+    pub requested_by: String,
+    pub requested_at: DateTime<Utc>,
 }
 
 /// A module the runner inspected and the object store holds under its hash.
@@ -63,11 +87,8 @@ topic_commands! {
     }
 }
 
-/// A version as it now is (`uploaded` still, when a publish opened an approval request
-/// instead): what every command about a version answers.
-pub type Version = readers::apps::versions::AppVersion;
-
-/// The commands about one version of an app, keyed by the app.
+/// The commands about one version of an app, keyed by the app; each answers the version as it
+/// now is (`uploaded` still, when a publish opened an approval request instead).
 macro_rules! version_command {
     ($command:ident) => {
         impl Command for $command {
@@ -153,13 +174,13 @@ pub struct SetAuditExportSchedule {
     pub enabled: bool,
     /// Each file covers this many hours (1 to 168).
     pub interval_hours: i32,
-    pub format: readers::audit::Format,
+    pub format: ExportFormat,
 }
 
 impl Command for SetAuditExportSchedule {
     type Body = AppsCommand;
     /// The schedule as stored.
-    type Reply = readers::audit_exports::Schedule;
+    type Reply = AuditExportSchedule;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_key(tenant)
@@ -182,10 +203,94 @@ pub struct SetApprovalSettings {
 impl Command for SetApprovalSettings {
     type Body = AppsCommand;
     /// The settings as stored.
-    type Reply = readers::approval_settings::ApprovalSettings;
+    type Reply = ApprovalSettings;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_key(tenant)
+    }
+}
+
+labels! {
+    /// The file formats of an audit export.
+    pub enum ExportFormat {
+        /// One JSON event a line.
+        Ndjson = "ndjson",
+        /// RFC 4180, a header line first; `payload` as its JSON.
+        Csv = "csv",
+    }
+}
+
+impl ExportFormat {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ExportFormat::Ndjson => "application/x-ndjson",
+            ExportFormat::Csv => "text/csv; charset=utf-8",
+        }
+    }
+}
+
+/// A tenant's audit export schedule, or the defaults of a tenant that set none (off, daily,
+/// NDJSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditExportSchedule {
+    pub enabled: bool,
+    pub interval_hours: i32,
+    pub format: ExportFormat,
+    /// The end of the last window exported: the next run covers from here (`null` until set).
+    pub covered_until: Option<DateTime<Utc>>,
+    pub updated_by: Option<String>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl AuditExportSchedule {
+    /// What a tenant that set no schedule has.
+    pub fn unset() -> Self {
+        Self {
+            enabled: false,
+            interval_hours: 24,
+            format: ExportFormat::Ndjson,
+            covered_until: None,
+            updated_by: None,
+            updated_at: None,
+        }
+    }
+}
+
+/// A tenant's approval settings, as stored or the defaults of a tenant that set none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSettings {
+    pub required: bool,
+    /// `null`: every kind; else the kinds (`workflow`, `rule`, `rule_set`, `collection_flow`,
+    /// `app`) that need approval when `required`.
+    pub required_for: Option<Vec<String>>,
+    pub four_eyes: bool,
+    /// `null` until the tenant sets them.
+    pub updated_by: Option<String>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl ApprovalSettings {
+    /// A tenant that set nothing: nothing needs approval; four-eyes on for when it does.
+    pub fn defaults() -> Self {
+        Self {
+            required: false,
+            required_for: None,
+            four_eyes: true,
+            updated_by: None,
+            updated_at: None,
+        }
+    }
+
+    /// Whether publishing `kind` (a definition kind, or `app`) opens an approval request
+    /// (SPEC §3.1, §2.5): `required`, with `requiredFor` unset or naming the kind.
+    pub fn needs_approval(&self, kind: &str) -> bool {
+        self.required
+            && self
+                .required_for
+                .as_ref()
+                .is_none_or(|kinds| kinds.iter().any(|k| k == kind))
     }
 }
 

@@ -1,10 +1,14 @@
 //! Commands of a backtest (README "Backtests"), on [`catalogue::BACKTESTS`], keyed by
 //! backtest: `Start` records it `queued`, once; a pipeline worker then runs it under a lease.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::command::topic_commands;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
 /// What a backtest replays: a version of a rule, a rule set or a workflow.
@@ -53,9 +57,100 @@ impl Target {
     }
 }
 
-/// Which recorded evaluations it replays: the newest `limit` of the last `last_days` days, as
-/// the backtest shows it.
-pub use readers::backtests::Sample;
+labels! {
+    /// Where a backtest stands.
+    pub enum BacktestStatus {
+        Queued = "queued",
+        Running = "running",
+        Completed = "completed",
+        Failed = "failed",
+    }
+}
+
+/// A backtest as SPEC §2.7 shows it, plus `ruleSetVersion`, `requestedByName`, `startedAt`
+/// and `attempts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Backtest {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub rule_key: Option<String>,
+    pub rule_version: Option<i32>,
+    pub rule_set_key: Option<String>,
+    pub rule_set_version: Option<i32>,
+    pub workflow_key: Option<String>,
+    pub workflow_version: Option<i32>,
+    pub sample: Sample,
+    pub status: BacktestStatus,
+    pub progress: Progress,
+    pub summary: Option<Summary>,
+    pub error: Option<String>,
+    pub engine_workflow_id: Option<String>,
+    pub requested_by: String,
+    pub requested_by_name: String,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// How many times a worker started it (more than one after a worker died mid-way).
+    pub attempts: i32,
+}
+
+/// Which recorded evaluations it replays: the newest `limit` of the last `last_days` days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sample {
+    pub last_days: i32,
+    pub limit: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub done: i32,
+    pub total: i32,
+}
+
+/// What a completed backtest found (SPEC §2.7's summary; README "Backtests" says what each
+/// count counts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub evaluated: i64,
+    pub outcomes: Outcomes,
+    pub would_change: BTreeMap<String, i64>,
+    pub overlap: BTreeMap<String, i64>,
+    pub decisions: BTreeMap<String, i64>,
+    pub sample_failures: Vec<SampleFailure>,
+    pub daily: Vec<Day>,
+    pub duration_ms: f64,
+}
+
+/// Rule outcomes of the version over the sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcomes {
+    pub pass: i64,
+    pub fail: i64,
+    pub error: i64,
+    pub skipped: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SampleFailure {
+    pub evaluation_id: Uuid,
+    pub subject_id: Option<Uuid>,
+    pub evaluated_at: DateTime<Utc>,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Day {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    pub evaluated: i64,
+    pub recorded_hits: i64,
+    pub version_hits: i64,
+}
 
 topic_commands! {
     /// The commands of a backtest.
@@ -75,7 +170,7 @@ pub struct Start {
 impl Command for Start {
     type Body = BacktestsCommand;
     /// The backtest as recorded.
-    type Reply = readers::backtests::Backtest;
+    type Reply = Backtest;
 
     fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::id_key(self.backtest_id)

@@ -9,43 +9,55 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use readers::callbacks::webhook::Recording;
-
 use crate::command::one_command;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
-/// What the vendor says of the session (SPEC §6.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventStatus {
-    Completed,
-    Failed,
-    /// Progress: recorded, the session stays pending.
-    Pending,
+labels! {
+    /// What the vendor says of the session (SPEC §6.3).
+    pub enum EventStatus {
+        Completed = "completed",
+        Failed = "failed",
+        /// Progress: recorded, the session stays pending.
+        Pending = "pending",
+    }
 }
 
 impl EventStatus {
-    /// The status its text names.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "completed" => Some(EventStatus::Completed),
-            "failed" => Some(EventStatus::Failed),
-            "pending" => Some(EventStatus::Pending),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
+    /// What the event settles a pending session to; `None` for progress.
+    pub fn settles_to(self) -> Option<SessionStatus> {
         match self {
-            EventStatus::Completed => "completed",
-            EventStatus::Failed => "failed",
-            EventStatus::Pending => "pending",
+            EventStatus::Completed => Some(SessionStatus::Completed),
+            EventStatus::Failed => Some(SessionStatus::Failed),
+            EventStatus::Pending => None,
         }
     }
 
     /// Whether the event settles a pending session.
     pub fn settles(self) -> bool {
-        !matches!(self, EventStatus::Pending)
+        self.settles_to().is_some()
+    }
+}
+
+labels! {
+    /// Where a callback session stands (SPEC §2.3).
+    pub enum SessionStatus {
+        Pending = "pending",
+        Completed = "completed",
+        Failed = "failed",
+        TimedOut = "timed_out",
+    }
+}
+
+labels! {
+    /// What recording an event did to its session, as its row keeps it.
+    pub enum Recorded {
+        /// It settled the pending session.
+        Settled = "settled",
+        /// A `pending` event on a pending session: it keeps waiting.
+        Accepted = "accepted",
+        /// The session had settled before: nothing changed.
+        Stale = "stale",
     }
 }
 
@@ -74,24 +86,19 @@ pub enum Answer {
     Accepted,
     /// The session had settled before (another event, its timeout, a cancel, a forced
     /// uninstall): recorded, nothing changed; `status` is the session's.
-    Stale { status: String },
+    Stale { status: SessionStatus },
     /// Another delivery of the vendor's event id was recorded before: nothing recorded.
     Duplicate,
 }
 
 impl Answer {
-    /// The answer a recorded event got, from its row: the outcome recorded (`settled`,
-    /// `accepted`, `stale`), the event's status and its session's status now. `None` for an
-    /// outcome or a status this build does not know.
-    pub fn of_recording(recording: &Recording) -> Option<Self> {
-        let status = EventStatus::parse(&recording.status)?;
-        match recording.outcome.as_str() {
-            "settled" => Some(Answer::Settled { status }),
-            "accepted" => Some(Answer::Accepted),
-            "stale" => Some(Answer::Stale {
-                status: recording.session_status.clone(),
-            }),
-            _ => None,
+    /// The answer a recorded event got, from its row: what recording it did, the event's status
+    /// and its session's status now.
+    pub fn of_recording(recorded: Recorded, status: EventStatus, session: SessionStatus) -> Self {
+        match recorded {
+            Recorded::Settled => Answer::Settled { status },
+            Recorded::Accepted => Answer::Accepted,
+            Recorded::Stale => Answer::Stale { status: session },
         }
     }
 }
@@ -135,49 +142,43 @@ mod tests {
         assert!(EventStatus::Failed.settles() && !EventStatus::Pending.settles());
     }
 
-    fn recording(outcome: &str, status: &str, session_status: &str) -> Recording {
-        Recording {
-            outcome: outcome.into(),
-            status: status.into(),
-            session_status: session_status.into(),
-        }
-    }
-
     #[test]
     fn a_recorded_event_reads_back_as_the_answer_it_got() {
         assert_eq!(
-            Answer::of_recording(&recording("settled", "failed", "failed")),
-            Some(Answer::Settled {
+            Answer::of_recording(
+                Recorded::Settled,
+                EventStatus::Failed,
+                SessionStatus::Failed
+            ),
+            Answer::Settled {
                 status: EventStatus::Failed
-            })
+            }
         );
         assert_eq!(
-            Answer::of_recording(&recording("accepted", "pending", "pending")),
-            Some(Answer::Accepted)
+            Answer::of_recording(
+                Recorded::Accepted,
+                EventStatus::Pending,
+                SessionStatus::Pending
+            ),
+            Answer::Accepted
         );
         assert_eq!(
-            Answer::of_recording(&recording("stale", "completed", "timed_out")),
-            Some(Answer::Stale {
-                status: "timed_out".into()
-            })
-        );
-        assert_eq!(
-            Answer::of_recording(&recording("lost", "completed", "pending")),
-            None
+            Answer::of_recording(
+                Recorded::Stale,
+                EventStatus::Completed,
+                SessionStatus::TimedOut
+            ),
+            Answer::Stale {
+                status: SessionStatus::TimedOut
+            }
         );
         assert_eq!(
             serde_json::to_value(Answer::Stale {
-                status: "completed".into()
+                status: SessionStatus::Completed
             })
             .expect("json"),
             json!({"recorded": "stale", "status": "completed"})
         );
-        for text in ["completed", "failed", "pending"] {
-            assert_eq!(
-                EventStatus::parse(text).map(EventStatus::as_str),
-                Some(text)
-            );
-        }
         assert_eq!(EventStatus::parse("timed_out"), None);
     }
 }

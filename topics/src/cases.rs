@@ -6,46 +6,61 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::command::topic_commands;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
-/// A case's priority.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Priority {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl Priority {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Medium => "medium",
-            Priority::High => "high",
-            Priority::Critical => "critical",
-        }
+labels! {
+    /// A case's priority.
+    pub enum Priority {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Critical = "critical",
     }
 }
 
-/// How a case is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Approved,
-    Rejected,
-    NoAction,
+labels! {
+    /// How a case is decided.
+    pub enum Outcome {
+        Approved = "approved",
+        Rejected = "rejected",
+        NoAction = "no_action",
+    }
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Approved => "approved",
-            Outcome::Rejected => "rejected",
-            Outcome::NoAction => "no_action",
-        }
+labels! {
+    /// Where a case stands.
+    pub enum CaseStatus {
+        Open = "open",
+        Decided = "decided",
     }
+}
+
+/// A case as it stands (`GET /cases/:id`, and what every case command answers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Case {
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub case_type: String,
+    pub title: String,
+    pub subject_id: Option<Uuid>,
+    pub priority: Priority,
+    pub status: CaseStatus,
+    pub sla_due_at: DateTime<Utc>,
+    /// When the deadline passed with the case still open.
+    pub sla_breached_at: Option<DateTime<Utc>>,
+    /// `null` while open.
+    pub outcome: Option<Outcome>,
+    pub decision_comment: Option<String>,
+    pub opened_by: String,
+    pub opened_by_name: String,
+    pub opened_at: DateTime<Utc>,
+    pub decided_by: Option<String>,
+    pub decided_by_name: Option<String>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub workflow_run_id: Option<Uuid>,
+    pub step_id: Option<String>,
 }
 
 /// What opens a case: its type (a label of the tenant's choosing, `kyc_review`), a title, the
@@ -69,9 +84,6 @@ topic_commands! {
         BreachSla,
     }
 }
-
-/// A case as it stands after a command.
-pub type Case = readers::cases::Case;
 
 /// The commands of one case, keyed by it; each answers the case as it stands after it.
 macro_rules! case_command {

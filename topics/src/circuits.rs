@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::command::one_command;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
 /// How a call that ran the module went, for its app's circuit.
@@ -31,11 +32,19 @@ pub enum Event {
     },
 }
 
+labels! {
+    /// Where an app's circuit stands (SPEC §3.7).
+    pub enum CircuitState {
+        Closed = "closed",
+        Open = "open",
+        HalfOpen = "half_open",
+    }
+}
+
 /// What a call's outcome left of its app's circuit: the answer to an [`Event`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Circuit {
-    /// `closed`, `open` or `half_open`.
-    pub state: String,
+    pub state: CircuitState,
     /// Consecutive failures counted.
     pub failures: i32,
 }

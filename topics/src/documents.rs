@@ -2,6 +2,7 @@
 //! tenant and subject. The API stores the bytes in object storage under their sha256 before it
 //! produces the command, so the command carries only what the bytes are.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -33,13 +34,28 @@ pub struct Add {
 impl Command for Add {
     type Body = DocumentsCommand;
     /// The document added.
-    type Reply = readers::documents::Document;
+    type Reply = Document;
 
     fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
         catalogue::tenant_subject_key(tenant, self.subject_id)
     }
 }
 
+/// A document as its routes answer it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub id: Uuid,
+    pub subject_id: Uuid,
+    pub name: String,
+    pub content_type: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A document as a call lists it (runner ABI `document_list`).
 #[cfg(test)]
 mod tests {
     use super::*;

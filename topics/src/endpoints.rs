@@ -3,6 +3,7 @@
 //! changed, their secret rotated, deleted; a delivery retried by hand. Signing secrets are
 //! generated and sealed by the API ([`crate::sealed`]) and travel only sealed.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -21,8 +22,22 @@ topic_commands! {
     }
 }
 
-/// An endpoint as it now is.
-pub type Endpoint = readers::webhook_endpoints::Endpoint;
+/// An endpoint as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    pub id: Uuid,
+    pub url: String,
+    /// The event types it receives; empty: every type.
+    pub event_types: Vec<String>,
+    pub enabled: bool,
+    pub description: String,
+    /// Until when the secret before the last rotation still signs (24 hours after it).
+    pub previous_secret_expires_at: Option<DateTime<Utc>>,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
 
 /// The commands of a tenant's endpoints, keyed by the tenant.
 macro_rules! endpoint_command {

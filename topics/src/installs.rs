@@ -4,6 +4,7 @@
 //! one writer: "enabled while a secret has no value" is decided against the secrets as they
 //! are.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -43,8 +44,26 @@ impl Command for Install {
     }
 }
 
-/// An install as it is (`GET /apps/:name/install`).
-pub type Installed = readers::apps::installs::Install;
+/// An install as it is (`GET /apps/:name/install`, and what installing answers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Installed {
+    pub app_name: String,
+    pub version_id: Uuid,
+    pub version: String,
+    pub enabled: bool,
+    pub config: Value,
+    /// The hosts the installed version declares.
+    pub approved_hosts: Vec<String>,
+    /// Secrets the installed version names that have no stored value.
+    pub missing_secrets: Vec<String>,
+    /// A newer version of the same publisher is published.
+    pub update_available: bool,
+    pub installed_by: String,
+    pub installed_at: DateTime<Utc>,
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}
 
 /// `DELETE /apps/:name/install`; `force` fails the pending callback sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -26,6 +26,7 @@ pub mod endpoints;
 pub mod envelope;
 pub mod error;
 pub mod installs;
+pub mod labels;
 pub mod notifications;
 pub mod outbound;
 pub mod producer;

@@ -215,11 +215,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::circuits::Circuit;
+    use crate::circuits::{Circuit, CircuitState};
 
     fn circuit() -> Circuit {
         Circuit {
-            state: "open".into(),
+            state: CircuitState::Open,
             failures: 5,
         }
     }
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(
             stored.clone().decode::<Circuit>(1),
             Ok(Outcome::done(Circuit {
-                state: "closed".into(),
+                state: CircuitState::Closed,
                 failures: 0
             }))
         );

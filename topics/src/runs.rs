@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::command::topic_commands;
+use crate::labels::labels;
 use crate::{Command, catalogue};
 
 topic_commands! {
@@ -34,9 +35,6 @@ macro_rules! run_command {
         }
     };
 }
-
-/// A run as it now is.
-pub type Run = readers::runs::Run;
 
 /// Starts `run_id` on the workflow `definition_key`, its `version` or else the published one,
 /// with `context` (an object) as the run's first context.
@@ -73,6 +71,62 @@ pub struct OpenSubmission {
     pub submission_id: Uuid,
 }
 run_command!(OpenSubmission, Submission);
+
+labels! {
+    /// Where a run, or one of its steps, stands.
+    pub enum RunStatus {
+        Running = "running",
+        /// An app call of the step waits on its vendor's callback.
+        WaitingCallback = "waiting_callback",
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+}
+
+impl RunStatus {
+    /// Whether the run (or step) has ended.
+    pub fn has_ended(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// A run as it stands, with each step it reached (`GET /workflow-runs/:id`, and what starting
+/// and cancelling answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    pub id: Uuid,
+    pub definition_key: String,
+    pub definition_version: i32,
+    pub subject_id: Option<Uuid>,
+    pub status: RunStatus,
+    pub context: Value,
+    /// Why the run failed: the failure's name and the app and action (never a vendor's words).
+    pub error: Option<String>,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub steps: Vec<Step>,
+}
+
+/// A step the run reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub id: String,
+    /// `call_app` or `rule_set`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: RunStatus,
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    /// Attempts of its app calls that reached an install (its invocation records).
+    pub attempts: i32,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
 
 /// A collection submission opened on a run: the handle an applicant's token names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@ use hyper::body::Incoming;
 use readers::apps::{installs, versions};
 use serde::Deserialize;
 use service::http::{Body, response};
+use topics::apps::VersionStatus;
 use topics::installs::{RevokeSecret, StoreSecret};
 use topics::sealed::{Binding, SecretKeys};
 
@@ -113,7 +114,7 @@ async fn require_named(
         .map(|install| install.version_id);
     let named = seen
         .iter()
-        .filter(|v| v.status == "published" || Some(v.id) == installed)
+        .filter(|v| v.status == VersionStatus::Published || Some(v.id) == installed)
         .any(|v| installs::secret_names(&v.manifest).any(|s| s == secret));
     if named {
         Ok(())

@@ -5,9 +5,9 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::apps::versions::{self, AppVersion, Publisher};
+use readers::apps::versions;
 use service::http::{Body, response};
-use topics::apps::{Approve, Publish, Reject, VersionStatus, Withdraw};
+use topics::apps::{Approve, Publish, Publisher, Reject, Version, VersionStatus, Withdraw};
 use uuid::Uuid;
 
 use super::apps::viewer;
@@ -23,7 +23,7 @@ async fn own_version(
     origin: Origin<'_>,
     name: &str,
     id: &str,
-) -> Result<(String, Uuid, AppVersion), Error> {
+) -> Result<(String, Uuid, Version), Error> {
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
     let id = path::id("id", id)?;
@@ -47,7 +47,7 @@ pub(crate) async fn publish(
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
     let version = commands::submit(state, origin, Publish { version_id, name }).await?;
     // Still `uploaded`: an approval request opened instead.
-    let status = if version.status == "published" {
+    let status = if version.status == VersionStatus::Published {
         StatusCode::OK
     } else {
         StatusCode::ACCEPTED
@@ -100,8 +100,7 @@ pub(crate) async fn withdraw(
     id: &str,
 ) -> Result<Response<Body>, Error> {
     let (name, version_id, version) = own_version(state, origin, name, id).await?;
-    let seen = VersionStatus::parse(&version.status)
-        .ok_or_else(|| Error::Internal(format!("version status {:?}", version.status)))?;
+    let seen = version.status;
     let command = Withdraw {
         version_id,
         name,

@@ -8,10 +8,10 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::approvals::{self, ApprovalRequest};
+use readers::approvals;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::definitions::{AddComment, Decide, Decision, Kind};
+use topics::definitions::{AddComment, ApprovalRequest, Decide, Decision};
 
 use crate::auth::Permission;
 use crate::body;
@@ -49,7 +49,7 @@ pub(crate) async fn decide(
         });
     }
     let command = Decide {
-        kind: kind_of(&approval)?,
+        kind: approval.kind,
         key: approval.key,
         approval: approval.id,
         decision,
@@ -73,7 +73,7 @@ pub(crate) async fn comment(
         return Err(Error::validation(Location::Body, "/body", message));
     }
     let command = AddComment {
-        kind: kind_of(&approval)?,
+        kind: approval.kind,
         key: approval.key,
         approval: approval.id,
         body,
@@ -89,9 +89,4 @@ async fn requested(state: &State, origin: Origin<'_>, id: &str) -> Result<Approv
     approvals::get(&state.pool, tenant, id)
         .await?
         .ok_or(Error::NotFound)
-}
-
-fn kind_of(approval: &ApprovalRequest) -> Result<Kind, Error> {
-    Kind::parse(&approval.kind)
-        .ok_or_else(|| Error::Internal(format!("an approval of kind {:?}", approval.kind)))
 }

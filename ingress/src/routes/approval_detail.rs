@@ -12,12 +12,11 @@ use readers::Tenant;
 use readers::approvals::approvers::{self, Approver};
 use readers::approvals::diff::{self, Diff};
 use readers::approvals::usage::{self, Reference};
-use readers::approvals::{self, ApprovalRequest, Comment};
-use readers::backtests::{self, Backtest};
-use readers::definitions::{self, Version};
+use readers::{approvals, backtests, definitions};
 use serde::Serialize;
 use service::http::{Body, response};
-use topics::definitions::{Body as DefinitionBody, Kind};
+use topics::backtests::Backtest;
+use topics::definitions::{ApprovalRequest, Body as DefinitionBody, Comment, Kind, Version};
 
 use crate::auth::{Permission, Principal};
 use crate::error::Error;

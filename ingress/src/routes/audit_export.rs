@@ -19,10 +19,11 @@ use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use readers::audit::{Encoder, Filter, Format, Pages};
+use readers::audit::{Encoder, Filter, Pages};
 use service::http::Body;
 use sqlx::PgPool;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use topics::apps::ExportFormat;
 
 use super::audit_events::filter;
 use crate::auth::Principal;
@@ -54,10 +55,10 @@ pub(crate) async fn export(
     let mut query = Query::parse(raw_query);
     let filter = filter(&mut query);
     let format = match query.one("format") {
-        None => Format::Ndjson,
-        Some(text) => Format::parse(&text).unwrap_or_else(|| {
+        None => ExportFormat::Ndjson,
+        Some(text) => ExportFormat::parse(&text).unwrap_or_else(|| {
             query.reject("format", "must be ndjson or csv");
-            Format::Ndjson
+            ExportFormat::Ndjson
         }),
     };
     query.finish()?;
@@ -99,7 +100,7 @@ pub(crate) async fn export(
 struct Export {
     pool: PgPool,
     tenant: uuid::Uuid,
-    format: Format,
+    format: ExportFormat,
     /// Held until the export ends.
     _permit: OwnedSemaphorePermit,
 }

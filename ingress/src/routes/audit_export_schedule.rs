@@ -6,11 +6,11 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::audit::Format;
-use readers::audit_exports::{self, Schedule};
+use readers::audit_exports;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::SetAuditExportSchedule;
+use topics::apps::ExportFormat;
+use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
 
 use crate::auth::Principal;
 use crate::body;
@@ -29,22 +29,22 @@ struct ScheduleBody {
     #[serde(default = "a_day")]
     interval_hours: i32,
     #[serde(default = "ndjson")]
-    format: Format,
+    format: ExportFormat,
 }
 
 fn a_day() -> i32 {
     24
 }
 
-fn ndjson() -> Format {
-    Format::Ndjson
+fn ndjson() -> ExportFormat {
+    ExportFormat::Ndjson
 }
 
 pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
     let tenant = readers::Tenant::new(principal.tenant);
     let schedule = audit_exports::schedule(&state.pool, tenant)
         .await?
-        .unwrap_or_else(Schedule::unset);
+        .unwrap_or_else(AuditExportSchedule::unset);
     Ok(response::json(StatusCode::OK, &schedule))
 }
 

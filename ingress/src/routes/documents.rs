@@ -12,11 +12,11 @@ use http::header::{
 };
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::documents::{self, Document};
+use readers::documents;
 use readers::{Page, Tenant};
 use schema::module::Sha256;
 use service::http::{Body, response};
-use topics::documents::{Add, MAX_DOCUMENT_BYTES};
+use topics::documents::{Add, Document, MAX_DOCUMENT_BYTES};
 use uuid::Uuid;
 
 use super::app_invocations::{DEFAULT_LIMIT, MAX_LIMIT};

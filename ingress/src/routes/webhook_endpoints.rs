@@ -14,10 +14,10 @@
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use outbound::{SigningSecret, endpoint_hosts};
-use readers::webhook_endpoints::{self, Endpoint};
+use readers::webhook_endpoints;
 use serde::{Deserialize, Serialize};
 use service::http::{Body, response};
-use topics::endpoints::{self as command, secret_binding};
+use topics::endpoints::{self as command, Endpoint, secret_binding};
 use topics::outbound::is_event_type;
 use topics::sealed::Sealed;
 use uuid::Uuid;

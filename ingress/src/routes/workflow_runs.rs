@@ -7,11 +7,11 @@
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use readers::runs::Run;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
 use topics::definitions::is_key;
+use topics::runs::Run;
 use topics::runs::{Cancel, Start};
 use uuid::Uuid;
 
@@ -95,6 +95,6 @@ fn visible(caller: &Principal, run: Run) -> Run {
     if caller.has(Permission::RunsContext) {
         run
     } else {
-        run.redacted()
+        readers::runs::redacted(run)
     }
 }

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use readers::backtests::Summary;
 use sqlx::{PgPool, Postgres, Transaction};
+use topics::backtests::Summary;
 use topics::backtests::{Sample, Target};
 use uuid::Uuid;
 

@@ -198,7 +198,7 @@ async fn heartbeat(pool: PgPool, claimed: Claimed, lost: CancellationToken) {
 /// How an attempt ended.
 enum Ended {
     /// The summary, and the evaluations it counted.
-    Completed(readers::backtests::Summary, usize),
+    Completed(topics::backtests::Summary, usize),
     Failed(String),
     /// Another worker holds the lease now: this one writes nothing more.
     LeaseLost,

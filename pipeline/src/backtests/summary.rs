@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use readers::backtests::{Day, Outcomes, SampleFailure, Summary};
+use topics::backtests::{Day, Outcomes, SampleFailure, Summary};
 
 use super::replay::{Recorded, Replayed, Verdict};
 

@@ -26,10 +26,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use readers::callbacks::webhook::Recording;
 use serde_json::{Value, json};
 use sqlx::{Postgres, Transaction};
-use topics::callbacks::{Answer, Event, EventStatus};
+use topics::callbacks::{Answer, Event, EventStatus, Recorded, SessionStatus};
 use topics::{Answered, Applied, Apply, Envelope, Header, Outcome};
 use tracing::Span;
 use uuid::Uuid;
@@ -130,36 +129,20 @@ struct Session {
     id: Uuid,
     tenant_id: Uuid,
     app_name: String,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: SessionStatus,
     action: String,
     workflow_run_id: Option<Uuid>,
 }
 
-/// What recording an event did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recorded {
-    Settled,
-    Accepted,
-    Stale,
-}
-
-impl Recorded {
-    fn of(session_status: &str, event: &Event) -> Self {
-        if session_status != "pending" {
-            Recorded::Stale
-        } else if event.status.settles() {
-            Recorded::Settled
-        } else {
-            Recorded::Accepted
-        }
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Recorded::Settled => "settled",
-            Recorded::Accepted => "accepted",
-            Recorded::Stale => "stale",
-        }
+/// What recording `event` does to its session, as it stands.
+fn recorded(session: SessionStatus, event: &Event) -> Recorded {
+    if session != SessionStatus::Pending {
+        Recorded::Stale
+    } else if event.status.settles() {
+        Recorded::Settled
+    } else {
+        Recorded::Accepted
     }
 }
 
@@ -209,7 +192,7 @@ async fn apply_all(
             k.tenant_id == tenant && k.app_name == event.app_name && k.event_id == event.event_id
         });
         if let Some(recording) = recorded_before {
-            answers.push(Planned::Now(repeat(header, event, recording)?));
+            answers.push(Planned::Now(repeat(header, event, recording)));
             continue;
         }
         if !recorded_now.insert(id_key) {
@@ -220,13 +203,13 @@ async fn apply_all(
             answers.push(Planned::Now(Answer::Duplicate));
             continue;
         }
-        let recorded = Recorded::of(&session.status, event);
+        let recorded = recorded(session.status, event);
         writes.event(tenant, header, event, recorded);
         match recorded {
             Recorded::Settled => {
                 let settled = writes.settle(tenant, event, session);
                 writes.audit(header, event);
-                session.status = event.status.as_str().to_owned();
+                session.status = event.status.settles_to().unwrap_or(session.status);
                 answers.push(Planned::Settled(settled));
             }
             Recorded::Accepted => {
@@ -236,10 +219,10 @@ async fn apply_all(
             Recorded::Stale => {
                 tracing::info!(
                     event_id = event.event_id,
-                    session = session.status,
+                    session = session.status.as_str(),
                     "stale event"
                 );
-                let status = session.status.clone();
+                let status = session.status;
                 answers.push(Planned::Now(Answer::Stale { status }));
             }
         }
@@ -320,9 +303,12 @@ struct Known {
     app_name: String,
     event_id: String,
     message_id: Uuid,
-    outcome: String,
-    status: String,
-    session_status: String,
+    #[sqlx(try_from = "String")]
+    outcome: Recorded,
+    #[sqlx(try_from = "String")]
+    status: EventStatus,
+    #[sqlx(try_from = "String")]
+    session_status: SessionStatus,
 }
 
 /// The events of the batch whose vendor event ids were recorded before, by tenant, app and event
@@ -360,25 +346,15 @@ async fn recorded_events(
 /// The answer to an event whose id was recorded before: this very message again (a redelivery)
 /// gets the answer it got the first time, from its row; another message of a recorded event id
 /// is a duplicate.
-fn repeat(header: &Header, event: &Event, known: &Known) -> Result<Answer, Error> {
+fn repeat(header: &Header, event: &Event, known: &Known) -> Answer {
     if known.message_id != header.id {
         tracing::info!(
             event_id = event.event_id,
             "a repeat of a recorded event; nothing to do"
         );
-        return Ok(Answer::Duplicate);
+        return Answer::Duplicate;
     }
-    let recording = Recording {
-        outcome: known.outcome.clone(),
-        status: known.status.clone(),
-        session_status: known.session_status.clone(),
-    };
-    Answer::of_recording(&recording).ok_or_else(|| {
-        Error::Invalid(format!(
-            "event {} is recorded as {} {}",
-            header.id, recording.outcome, recording.status
-        ))
-    })
+    Answer::of_recording(known.outcome, known.status, known.session_status)
 }
 
 /// `svc.app.callback.wait` of a session that settled: `result` is how (`completed`, `failed`,
@@ -599,7 +575,7 @@ impl Writes {
 
 #[cfg(test)]
 mod tests {
-    use topics::callbacks::EventStatus;
+    use topics::callbacks::{EventStatus, Recorded, SessionStatus};
 
     use super::*;
 
@@ -618,15 +594,35 @@ mod tests {
     #[test]
     fn only_a_pending_session_is_settled_and_only_by_a_final_status() {
         let cases = [
-            ("pending", EventStatus::Completed, Recorded::Settled),
-            ("pending", EventStatus::Failed, Recorded::Settled),
-            ("pending", EventStatus::Pending, Recorded::Accepted),
-            ("completed", EventStatus::Completed, Recorded::Stale),
-            ("failed", EventStatus::Pending, Recorded::Stale),
-            ("timed_out", EventStatus::Failed, Recorded::Stale),
+            (
+                SessionStatus::Pending,
+                EventStatus::Completed,
+                Recorded::Settled,
+            ),
+            (
+                SessionStatus::Pending,
+                EventStatus::Failed,
+                Recorded::Settled,
+            ),
+            (
+                SessionStatus::Pending,
+                EventStatus::Pending,
+                Recorded::Accepted,
+            ),
+            (
+                SessionStatus::Completed,
+                EventStatus::Completed,
+                Recorded::Stale,
+            ),
+            (SessionStatus::Failed, EventStatus::Pending, Recorded::Stale),
+            (
+                SessionStatus::TimedOut,
+                EventStatus::Failed,
+                Recorded::Stale,
+            ),
         ];
         for (session, status, expected) in cases {
-            assert_eq!(Recorded::of(session, &event(status)), expected, "{session}");
+            assert_eq!(recorded(session, &event(status)), expected, "{session}");
         }
     }
 }

@@ -9,7 +9,7 @@
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::circuits::{Circuit, Event, Verdict};
+use topics::circuits::{Circuit, CircuitState, Event, Verdict};
 use topics::outbound::Outbound;
 use topics::{Applied, Apply, Envelope, Header, Outcome, Principal};
 
@@ -60,8 +60,10 @@ async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Er
     .bind(app)
     .fetch_optional(&mut *cx.tx)
     .await?
-    .unwrap_or_else(|| ("closed".to_owned(), 0));
-    let moved = next(&state, failures, *verdict, *trial);
+    .unwrap_or_else(|| (CircuitState::Closed.as_str().to_owned(), 0));
+    // A state this build does not know (the column's check allows none) reads as closed.
+    let state = CircuitState::parse(&state).unwrap_or(CircuitState::Closed);
+    let moved = next(state, failures, *verdict, *trial);
     sqlx::query(
         "INSERT INTO app_circuits (tenant_id, app_name, state, failures, opened_at, \
          updated_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END, now()) \
@@ -73,14 +75,14 @@ async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Er
     )
     .bind(tenant)
     .bind(app)
-    .bind(moved.state)
+    .bind(moved.state.as_str())
     .bind(moved.failures)
     .bind(moved.opens)
     .execute(&mut *cx.tx)
     .await?;
     if moved.opens {
         opened(cx, app, moved.failures).await?;
-    } else if moved.state == "closed" && state != "closed" {
+    } else if moved.state == CircuitState::Closed && state != CircuitState::Closed {
         let audit = AuditEvent {
             action: "app.circuit.closed",
             subject_type: "app_install",
@@ -93,7 +95,7 @@ async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Er
         tracing::info!(app, "circuit closed");
     }
     Ok(Outcome::done(Circuit {
-        state: moved.state.to_owned(),
+        state: moved.state,
         failures: moved.failures,
     }))
 }
@@ -101,44 +103,40 @@ async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Er
 /// A circuit after a call's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Moved {
-    state: &'static str,
+    state: CircuitState,
     failures: i32,
     /// It opens now (again, after a trial).
     opens: bool,
 }
 
-fn next(state: &str, failures: i32, verdict: Verdict, trial: bool) -> Moved {
+fn next(state: CircuitState, failures: i32, verdict: Verdict, trial: bool) -> Moved {
     let open = |failures| Moved {
-        state: "open",
+        state: CircuitState::Open,
         failures,
         opens: true,
     };
     match (state, verdict) {
         (_, Verdict::Success) => Moved {
-            state: "closed",
+            state: CircuitState::Closed,
             failures: 0,
             opens: false,
         },
-        ("half_open", _) if trial => open(failures + i32::from(verdict == Verdict::Failure)),
-        ("closed", Verdict::Failure) if failures + 1 >= FAILURES_TO_OPEN => open(failures + 1),
+        (CircuitState::HalfOpen, _) if trial => {
+            open(failures + i32::from(verdict == Verdict::Failure))
+        }
+        (CircuitState::Closed, Verdict::Failure) if failures + 1 >= FAILURES_TO_OPEN => {
+            open(failures + 1)
+        }
         (state, Verdict::Failure) => Moved {
-            state: known(state),
+            state,
             failures: failures + 1,
             opens: false,
         },
         (state, Verdict::Neutral) => Moved {
-            state: known(state),
+            state,
             failures,
             opens: false,
         },
-    }
-}
-
-fn known(state: &str) -> &'static str {
-    match state {
-        "open" => "open",
-        "half_open" => "half_open",
-        _ => "closed",
     }
 }
 
@@ -188,33 +186,33 @@ mod tests {
 
     #[test]
     fn five_counted_failures_in_a_row_open_and_a_success_resets() {
-        let mut state = ("closed", 0);
+        let mut state = (CircuitState::Closed, 0);
         for _ in 0..4 {
             let moved = next(state.0, state.1, Verdict::Failure, false);
             assert!(!moved.opens);
             state = (moved.state, moved.failures);
         }
-        assert_eq!(state, ("closed", 4));
+        assert_eq!(state, (CircuitState::Closed, 4));
         assert_eq!(
-            next("closed", 4, Verdict::Success, false),
+            next(CircuitState::Closed, 4, Verdict::Success, false),
             Moved {
-                state: "closed",
+                state: CircuitState::Closed,
                 failures: 0,
                 opens: false
             }
         );
         assert_eq!(
-            next("closed", 4, Verdict::Neutral, false),
+            next(CircuitState::Closed, 4, Verdict::Neutral, false),
             Moved {
-                state: "closed",
+                state: CircuitState::Closed,
                 failures: 4,
                 opens: false
             }
         );
         assert_eq!(
-            next("closed", 4, Verdict::Failure, false),
+            next(CircuitState::Closed, 4, Verdict::Failure, false),
             Moved {
-                state: "open",
+                state: CircuitState::Open,
                 failures: 5,
                 opens: true
             }
@@ -223,14 +221,17 @@ mod tests {
 
     #[test]
     fn a_trial_closes_on_success_and_reopens_otherwise() {
-        assert_eq!(next("half_open", 5, Verdict::Success, true).state, "closed");
-        assert!(next("half_open", 5, Verdict::Failure, true).opens);
-        assert!(next("half_open", 5, Verdict::Neutral, true).opens);
+        assert_eq!(
+            next(CircuitState::HalfOpen, 5, Verdict::Success, true).state,
+            CircuitState::Closed
+        );
+        assert!(next(CircuitState::HalfOpen, 5, Verdict::Failure, true).opens);
+        assert!(next(CircuitState::HalfOpen, 5, Verdict::Neutral, true).opens);
         // A late outcome of a call made before the circuit opened moves nothing.
         assert_eq!(
-            next("open", 5, Verdict::Failure, false),
+            next(CircuitState::Open, 5, Verdict::Failure, false),
             Moved {
-                state: "open",
+                state: CircuitState::Open,
                 failures: 6,
                 opens: false
             }

@@ -4,8 +4,8 @@
 //! the bytes), and answers the document.
 
 use async_trait::async_trait;
-use readers::documents::Document;
 use serde_json::json;
+use topics::documents::Document;
 use topics::documents::{Add, DocumentsCommand};
 use topics::{Applied, Apply, Outcome};
 

@@ -8,43 +8,42 @@ pub mod diff;
 pub mod usage;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
+use topics::definitions::{ApprovalRequest, Comment, Decision, Kind};
 use uuid::Uuid;
 
+use crate::row::{Label, row_of};
 use crate::{Error, ListPage, Page, Tenant};
 
-/// One request (SPEC §2.5), with the names of the people beside their ids.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalRequest {
-    pub id: Uuid,
-    pub tenant_id: Uuid,
-    pub kind: String,
-    pub key: String,
-    pub version: i32,
-    /// The requester's subject.
-    pub requested_by: String,
-    pub requested_by_name: String,
-    pub requested_at: DateTime<Utc>,
-    pub comment: Option<String>,
-    pub decided_by: Option<String>,
-    pub decided_by_name: Option<String>,
-    pub decided_at: Option<DateTime<Utc>>,
-    /// `approved`, `rejected`, `withdrawn`; `null` while open.
-    pub decision: Option<String>,
-    pub decision_comment: Option<String>,
+row_of! {
+    /// A row of `definition_approval_requests`.
+    struct RequestRow => ApprovalRequest {
+        id: Uuid,
+        tenant_id: Uuid,
+        kind: Label<Kind>,
+        key: String,
+        version: i32,
+        requested_by: String,
+        requested_by_name: String,
+        requested_at: DateTime<Utc>,
+        comment: Option<String>,
+        decided_by: Option<String>,
+        decided_by_name: Option<String>,
+        decided_at: Option<DateTime<Utc>>,
+        decision: Option<Label<Decision>>,
+        decision_comment: Option<String>,
+    }
 }
 
-/// One entry of a request's discussion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(rename_all = "camelCase")]
-pub struct Comment {
-    pub id: Uuid,
-    pub author_id: String,
-    pub author_name: String,
-    pub body: String,
-    pub created_at: DateTime<Utc>,
+row_of! {
+    /// A row of `definition_approval_comments`.
+    struct CommentRow => Comment {
+        id: Uuid,
+        author_id: String,
+        author_name: String,
+        body: String,
+        created_at: DateTime<Utc>,
+    }
 }
 
 /// Which requests `GET /approvals` lists (SPEC §4.5).
@@ -80,7 +79,8 @@ pub async fn list(
     });
     select.push(" LIMIT ").push_bind(page.limit);
     select.push(" OFFSET ").push_bind(page.offset);
-    let items = select.build_query_as().fetch_all(pool).await?;
+    let rows: Vec<RequestRow> = select.build_query_as().fetch_all(pool).await?;
+    let items = rows.into_iter().map(ApprovalRequest::from).collect();
     let mut count = QueryBuilder::new("SELECT count(*) FROM definition_approval_requests");
     push_conditions(&mut count, tenant, filter);
     let total: i64 = count.build_query_scalar().fetch_one(pool).await?;
@@ -120,11 +120,12 @@ pub async fn get(
     let sql = format!(
         "SELECT {COLUMNS} FROM definition_approval_requests WHERE tenant_id = $1 AND id = $2"
     );
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let row: Option<RequestRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.id())
         .bind(id)
         .fetch_optional(executor)
-        .await?)
+        .await?;
+    Ok(row.map(ApprovalRequest::from))
 }
 
 /// The request's discussion, oldest first.
@@ -133,14 +134,15 @@ pub async fn comments(
     tenant: Tenant,
     approval: Uuid,
 ) -> Result<Vec<Comment>, Error> {
-    Ok(sqlx::query_as(
+    let rows: Vec<CommentRow> = sqlx::query_as(
         "SELECT id, author_id, author_name, body, created_at FROM definition_approval_comments \
          WHERE tenant_id = $1 AND approval_id = $2 ORDER BY created_at, id",
     )
     .bind(tenant.id())
     .bind(approval)
     .fetch_all(executor)
-    .await?)
+    .await?;
+    Ok(rows.into_iter().map(Comment::from).collect())
 }
 
 /// One comment of the tenant's.
@@ -149,12 +151,13 @@ pub async fn comment(
     tenant: Tenant,
     id: Uuid,
 ) -> Result<Option<Comment>, Error> {
-    Ok(sqlx::query_as(
+    let row: Option<CommentRow> = sqlx::query_as(
         "SELECT id, author_id, author_name, body, created_at FROM definition_approval_comments \
          WHERE tenant_id = $1 AND id = $2",
     )
     .bind(tenant.id())
     .bind(id)
     .fetch_optional(executor)
-    .await?)
+    .await?;
+    Ok(row.map(Comment::from))
 }

@@ -6,10 +6,12 @@ use serde_json::Value;
 // Dynamic SQL here is only ever built from this module's constant texts.
 use sqlx::AssertSqlSafe;
 use sqlx::PgConnection;
+use topics::apps::{Publisher, Version, VersionStatus};
+use topics::installs::Installed;
 use uuid::Uuid;
 
-use super::installs::{self, Install};
-use super::versions::{self, AppVersion, Publisher};
+use super::installs;
+use super::versions;
 use super::{VISIBLE, Viewer, newest_first};
 use crate::Error;
 
@@ -19,7 +21,7 @@ use crate::Error;
 pub struct LatestVersion {
     pub id: Uuid,
     pub version: String,
-    pub status: String,
+    pub status: VersionStatus,
     pub publisher: Publisher,
 }
 
@@ -38,7 +40,7 @@ pub struct CatalogueEntry {
     /// How many versions the viewer sees.
     pub version_count: usize,
     /// The tenant's install, when there is one.
-    pub install: Option<Install>,
+    pub install: Option<Installed>,
 }
 
 /// One app with every version the viewer sees (`GET /apps/:name`).
@@ -47,7 +49,7 @@ pub struct CatalogueEntry {
 pub struct AppEntry {
     #[serde(flatten)]
     pub entry: CatalogueEntry,
-    pub versions: Vec<AppVersion>,
+    pub versions: Vec<Version>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -56,7 +58,8 @@ struct Row {
     tenant_id: Option<Uuid>,
     name: String,
     version: String,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: VersionStatus,
     manifest: Value,
 }
 
@@ -99,7 +102,7 @@ pub async fn get(
             tenant_id: (v.publisher == Publisher::Tenant).then(|| viewer.tenant.id()),
             name: v.app_name.clone(),
             version: v.version.clone(),
-            status: v.status.clone(),
+            status: v.status,
             manifest: v.manifest.clone(),
         })
         .collect();
@@ -111,10 +114,10 @@ pub async fn get(
 }
 
 /// The entry of one name's versions (never empty).
-fn entry_of(rows: &[Row], install: Option<Install>) -> CatalogueEntry {
+fn entry_of(rows: &[Row], install: Option<Installed>) -> CatalogueEntry {
     let latest = rows
         .iter()
-        .filter(|r| r.status == "published")
+        .filter(|r| r.status == VersionStatus::Published)
         .min_by(|a, b| newest_first(&a.version, &b.version))
         .or_else(|| {
             rows.iter()
@@ -139,7 +142,7 @@ fn entry_of(rows: &[Row], install: Option<Install>) -> CatalogueEntry {
         latest_version: LatestVersion {
             id: latest.id,
             version: latest.version.clone(),
-            status: latest.status.clone(),
+            status: latest.status,
             publisher: publisher_of(latest),
         },
         version_count: rows.len(),

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Serialize;
 use sqlx::PgPool;
+use topics::circuits::CircuitState;
 use uuid::Uuid;
 
 use crate::{Error, Tenant};
@@ -56,7 +57,7 @@ pub struct Circuit {
     pub app_name: String,
     /// `open` (calls refused; the first call after `trialFrom` is the trial) or `half_open` (a
     /// trial call is out).
-    pub state: String,
+    pub state: CircuitState,
     /// Counted failures in a row that opened it.
     pub failures: i32,
     pub opened_at: Option<DateTime<Utc>>,
@@ -205,9 +206,14 @@ async fn circuits(pool: &PgPool, tenant: Tenant) -> Result<Vec<Circuit>, Error> 
     .await?;
     Ok(circuits
         .into_iter()
+        .filter_map(|(app_name, state, failures, opened_at)| {
+            // The column's check allows no other state.
+            let state = CircuitState::parse(&state)?;
+            Some((app_name, state, failures, opened_at))
+        })
         .map(|(app_name, state, failures, opened_at)| Circuit {
             trial_from: opened_at
-                .filter(|_| state == "open")
+                .filter(|_| state == CircuitState::Open)
                 .map(|at| at + Duration::seconds(30)),
             app_name,
             state,

@@ -3,34 +3,13 @@
 //! the same publisher is published.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
+use topics::installs::Installed;
 use uuid::Uuid;
 
 use super::newest_first;
 use crate::{Error, Tenant};
-
-/// One install.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Install {
-    pub app_name: String,
-    pub version_id: Uuid,
-    pub version: String,
-    pub enabled: bool,
-    pub config: Value,
-    /// The hosts the installed version declares.
-    pub approved_hosts: Vec<String>,
-    /// Secrets the installed version names that have no stored value.
-    pub missing_secrets: Vec<String>,
-    /// A newer version of the same publisher is published.
-    pub update_available: bool,
-    pub installed_by: String,
-    pub installed_at: DateTime<Utc>,
-    pub updated_by: String,
-    pub updated_at: DateTime<Utc>,
-}
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -58,7 +37,7 @@ pub async fn get(
     connection: &mut PgConnection,
     tenant: Tenant,
     name: &str,
-) -> Result<Option<Install>, Error> {
+) -> Result<Option<Installed>, Error> {
     let row: Option<Row> = sqlx::query_as(
         "SELECT i.app_name, i.version_id, v.version, v.manifest -> 'secrets' AS declared_secrets, \
          i.enabled, i.config, i.approved_hosts, i.installed_by, i.installed_at, i.updated_by, \
@@ -83,7 +62,7 @@ pub async fn get(
         .published
         .iter()
         .any(|v| newest_first(v, &row.version).is_lt());
-    Ok(Some(Install {
+    Ok(Some(Installed {
         app_name: row.app_name,
         version_id: row.version_id,
         version: row.version,

@@ -2,55 +2,15 @@
 //! as the lifecycle routes answer them.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 // Dynamic SQL here is only ever built from this module's constant texts.
 use sqlx::AssertSqlSafe;
 use sqlx::PgExecutor;
+use topics::apps::{OpenRequest, Publisher, Version, VersionStatus};
 use uuid::Uuid;
 
 use super::{VISIBLE, Viewer, newest_first};
 use crate::Error;
-
-/// Who published a version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Publisher {
-    /// The release's catalogue.
-    Platform,
-    /// The tenant itself.
-    Tenant,
-}
-
-/// An open publish request of a version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenRequest {
-    pub id: Uuid,
-    pub requested_by: String,
-    pub requested_at: DateTime<Utc>,
-}
-
-/// One app version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AppVersion {
-    pub id: Uuid,
-    pub app_name: String,
-    pub version: String,
-    pub publisher: Publisher,
-    pub status: String,
-    pub sha256: String,
-    pub size_bytes: i64,
-    /// The manifest with the platform's defaults filled in (SPEC §2.8, §2.9).
-    pub manifest: Value,
-    pub uploaded_by: String,
-    pub uploaded_at: DateTime<Utc>,
-    pub published_at: Option<DateTime<Utc>>,
-    pub withdrawn_at: Option<DateTime<Utc>>,
-    /// The open publish request, while one waits.
-    pub approval_request: Option<OpenRequest>,
-}
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -61,7 +21,8 @@ struct Row {
     sha256: String,
     size_bytes: i32,
     manifest: Value,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: VersionStatus,
     uploaded_by: String,
     uploaded_at: DateTime<Utc>,
     published_at: Option<DateTime<Utc>>,
@@ -77,7 +38,7 @@ const SELECT: &str = "SELECT v.id, v.tenant_id, v.name, v.version, v.sha256, v.s
      FROM app_versions v \
      LEFT JOIN app_approval_requests r ON r.version_id = v.id AND r.decision IS NULL";
 
-impl From<Row> for AppVersion {
+impl From<Row> for Version {
     fn from(row: Row) -> Self {
         let approval_request = match (row.request_id, row.requested_by, row.requested_at) {
             (Some(id), Some(requested_by), Some(requested_at)) => Some(OpenRequest {
@@ -87,7 +48,7 @@ impl From<Row> for AppVersion {
             }),
             _ => None,
         };
-        AppVersion {
+        Version {
             id: row.id,
             app_name: row.name,
             version: row.version,
@@ -123,7 +84,7 @@ pub async fn of_app(
     executor: impl PgExecutor<'_>,
     viewer: Viewer,
     name: &str,
-) -> Result<Vec<AppVersion>, Error> {
+) -> Result<Vec<Version>, Error> {
     let sql = format!("{SELECT} WHERE {VISIBLE} AND v.name = $3");
     let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(sql))
         .bind(viewer.tenant.id())
@@ -131,7 +92,7 @@ pub async fn of_app(
         .bind(name)
         .fetch_all(executor)
         .await?;
-    let mut versions: Vec<AppVersion> = rows.into_iter().map(AppVersion::from).collect();
+    let mut versions: Vec<Version> = rows.into_iter().map(Version::from).collect();
     versions.sort_by(|a, b| {
         newest_first(&a.version, &b.version).then(b.uploaded_at.cmp(&a.uploaded_at))
     });
@@ -144,7 +105,7 @@ pub async fn get(
     viewer: Viewer,
     name: &str,
     id: Uuid,
-) -> Result<Option<AppVersion>, Error> {
+) -> Result<Option<Version>, Error> {
     let sql = format!("{SELECT} WHERE {VISIBLE} AND v.name = $3 AND v.id = $4");
     let row: Option<Row> = sqlx::query_as(AssertSqlSafe(sql))
         .bind(viewer.tenant.id())
@@ -153,7 +114,7 @@ pub async fn get(
         .bind(id)
         .fetch_optional(executor)
         .await?;
-    Ok(row.map(AppVersion::from))
+    Ok(row.map(Version::from))
 }
 
 /// Whether the viewer sees version `id` of `name`: what an install asks before it reads the
@@ -178,14 +139,11 @@ pub async fn is_visible(
 }
 
 /// A platform version, whoever looks (the catalogue's own answers).
-pub async fn platform(
-    executor: impl PgExecutor<'_>,
-    id: Uuid,
-) -> Result<Option<AppVersion>, Error> {
+pub async fn platform(executor: impl PgExecutor<'_>, id: Uuid) -> Result<Option<Version>, Error> {
     let sql = format!("{SELECT} WHERE v.tenant_id IS NULL AND v.id = $1");
     let row: Option<Row> = sqlx::query_as(AssertSqlSafe(sql))
         .bind(id)
         .fetch_optional(executor)
         .await?;
-    Ok(row.map(AppVersion::from))
+    Ok(row.map(Version::from))
 }

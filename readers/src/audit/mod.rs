@@ -1,12 +1,13 @@
 //! The audit log (SPEC §6.1; README "The audit log"): a page of the tenant's recorded actions,
 //! newest first, filtered by action, actor and an inclusive time window, with a total capped
 //! like the invocation history's; and the same rows oldest first in [`Pages`], for exports,
-//! written by an [`Encoder`] in one of the export [`Format`]s. The total is [`total`]'s.
+//! written by an [`Encoder`] in one of the export [`ExportFormat`]s. The total is [`total`]'s.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgPool, Postgres, QueryBuilder};
+use topics::apps::ExportFormat;
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};
@@ -193,16 +194,6 @@ impl Pages {
     }
 }
 
-/// The file formats of an export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    /// One JSON event a line.
-    Ndjson,
-    /// RFC 4180, a header line first; `payload` as its JSON.
-    Csv,
-}
-
 /// The CSV columns.
 const CSV_HEADER: [&str; 10] = [
     "id",
@@ -217,31 +208,9 @@ const CSV_HEADER: [&str; 10] = [
     "payload",
 ];
 
-impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Ndjson => "ndjson",
-            Format::Csv => "csv",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Format::Ndjson, Format::Csv]
-            .into_iter()
-            .find(|f| f.as_str() == text)
-    }
-
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Format::Ndjson => "application/x-ndjson",
-            Format::Csv => "text/csv; charset=utf-8",
-        }
-    }
-}
-
 /// Writes events in a format into a buffer the caller takes from time to time.
 pub struct Encoder {
-    format: Format,
+    format: ExportFormat,
     out: Vec<u8>,
 }
 
@@ -255,12 +224,12 @@ impl std::fmt::Debug for Encoder {
 
 impl Encoder {
     /// An encoder with what a file starts with (the CSV header) already written.
-    pub fn new(format: Format) -> Self {
+    pub fn new(format: ExportFormat) -> Self {
         let mut encoder = Self {
             format,
             out: Vec::new(),
         };
-        if format == Format::Csv {
+        if format == ExportFormat::Csv {
             encoder.csv_record(&CSV_HEADER);
         }
         encoder
@@ -286,12 +255,12 @@ impl Encoder {
     /// Appends `event`.
     pub fn write(&mut self, event: &AuditEvent) {
         match self.format {
-            Format::Ndjson => {
+            ExportFormat::Ndjson => {
                 // An event is plain JSON values: serialising it into memory cannot fail.
                 let _ = serde_json::to_writer(&mut self.out, event);
                 self.out.push(b'\n');
             }
-            Format::Csv => {
+            ExportFormat::Csv => {
                 let id = event.id.to_string();
                 let occurred = event
                     .occurred_at
@@ -363,7 +332,7 @@ mod tests {
 
     #[test]
     fn csv_quotes_and_defuses_formulas() {
-        let mut encoder = Encoder::new(Format::Csv);
+        let mut encoder = Encoder::new(ExportFormat::Csv);
         encoder.write(&event("=HYPERLINK(\"x\")"));
         encoder.write(&event("Lovelace, \"Ada\""));
         let text = String::from_utf8(encoder.take()).expect("utf-8");
@@ -378,7 +347,7 @@ mod tests {
 
     #[test]
     fn ndjson_is_one_event_a_line() {
-        let mut encoder = Encoder::new(Format::Ndjson);
+        let mut encoder = Encoder::new(ExportFormat::Ndjson);
         encoder.write(&event("Ada"));
         encoder.write(&event("Grace"));
         let text = String::from_utf8(encoder.take()).expect("utf-8");

@@ -12,6 +12,7 @@
 
 use serde_json::Value;
 use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
+use topics::callbacks::{Answer, EventStatus, Recorded, SessionStatus};
 use uuid::Uuid;
 
 use super::target::{Target, install_joins, target_columns};
@@ -129,11 +130,20 @@ pub async fn recorded_event(
 /// What recording one event message came to, and its session's status now.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Recording {
-    /// `settled`, `accepted` or `stale`.
-    pub outcome: String,
-    /// The event's status: `completed`, `failed` or `pending`.
-    pub status: String,
-    pub session_status: String,
+    #[sqlx(try_from = "String")]
+    pub outcome: Recorded,
+    /// The event's status.
+    #[sqlx(try_from = "String")]
+    pub status: EventStatus,
+    #[sqlx(try_from = "String")]
+    pub session_status: SessionStatus,
+}
+
+impl Recording {
+    /// The answer the event got.
+    pub fn answer(&self) -> Answer {
+        Answer::of_recording(self.outcome, self.status, self.session_status)
+    }
 }
 
 /// The recording of the event message `message_id` (its envelope's id), once the callbacks

@@ -53,13 +53,7 @@ async fn recorded(
         let other = webhook::recorded_event(&state.pool, tenant, &event.app_name, &event.event_id);
         return other.await?.map(|_| applied(Answer::Duplicate)).transpose();
     };
-    let answer = Answer::of_recording(&recording).ok_or_else(|| {
-        Error::Internal(format!(
-            "event {message_id} is recorded as {} {}",
-            recording.outcome, recording.status
-        ))
-    })?;
-    applied(answer).map(Some)
+    applied(recording.answer()).map(Some)
 }
 
 /// The reply the stage would have published with `answer`.

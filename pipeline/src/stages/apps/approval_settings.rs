@@ -2,8 +2,8 @@
 //! settings"), replaced whole, with audit `approval_settings.updated`.
 
 use async_trait::async_trait;
-use readers::approval_settings::ApprovalSettings;
 use serde_json::json;
+use topics::apps::ApprovalSettings;
 use topics::apps::SetApprovalSettings;
 use topics::{Applied, Apply, Outcome};
 

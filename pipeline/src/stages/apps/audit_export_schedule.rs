@@ -4,9 +4,8 @@
 //! skipped or exported twice.
 
 use async_trait::async_trait;
-use readers::audit_exports::Schedule;
 use serde_json::json;
-use topics::apps::SetAuditExportSchedule;
+use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
 use topics::{Applied, Apply, Outcome};
 
 use super::AppsStage;
@@ -23,7 +22,7 @@ impl Apply<SetAuditExportSchedule, Context> for AppsStage {
         &self,
         cx: &mut Context,
         schedule: &SetAuditExportSchedule,
-    ) -> Result<Applied<Schedule>, Error> {
+    ) -> Result<Applied<AuditExportSchedule>, Error> {
         apply(cx, schedule).await.map(Applied::from)
     }
 }
@@ -31,7 +30,7 @@ impl Apply<SetAuditExportSchedule, Context> for AppsStage {
 async fn apply(
     cx: &mut Context,
     schedule: &SetAuditExportSchedule,
-) -> Result<Outcome<Schedule>, Error> {
+) -> Result<Outcome<AuditExportSchedule>, Error> {
     let tenant = cx.tenant()?;
     sqlx::query(
         "INSERT INTO audit_export_schedules (tenant_id, enabled, interval_hours, format, \

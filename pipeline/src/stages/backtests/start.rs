@@ -2,7 +2,7 @@
 //! reserved for the worker recording it.
 
 use async_trait::async_trait;
-use readers::backtests::Backtest;
+use topics::backtests::Backtest;
 use topics::backtests::Start;
 use topics::{Applied, Apply, Outcome, RefusalCode};
 

@@ -3,9 +3,9 @@
 //! it is and answered.
 
 use async_trait::async_trait;
-use readers::cases::Case;
 use serde_json::json;
 use topics::cases::BreachSla;
+use topics::cases::Case;
 use topics::{Applied, Apply, Outcome};
 
 use super::{CasesStage, Decided};

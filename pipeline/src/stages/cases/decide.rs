@@ -3,9 +3,9 @@
 //! SLA was breached (never the title, which may name the subject).
 
 use async_trait::async_trait;
-use readers::cases::Case;
 use serde_json::json;
-use topics::cases::Decide;
+use topics::cases::Case;
+use topics::cases::{CaseStatus, Decide};
 use topics::{Applied, Apply, Outcome, RefusalCode};
 
 use super::{CasesStage, Decided};
@@ -52,7 +52,7 @@ async fn apply(cx: &mut Context, decide: &Decide) -> Result<Applied<Case, Option
             "No such case.",
         )));
     };
-    if status != "open" {
+    if CaseStatus::parse(&status) != Some(CaseStatus::Open) {
         return Ok(refused(Outcome::refused(
             RefusalCode::Conflict,
             "The case is already decided.",

@@ -10,8 +10,8 @@ mod open;
 pub(crate) mod timers;
 
 use async_trait::async_trait;
-use readers::cases::Case;
 use sqlx::{Postgres, Transaction};
+use topics::cases::Case;
 use topics::cases::CasesCommand;
 use topics::{Envelope, Outcome, RefusalCode};
 use uuid::Uuid;

@@ -1,7 +1,7 @@
 //! `Open`: a case opened by `POST /cases`, with the timer of its SLA deadline.
 
 use async_trait::async_trait;
-use readers::cases::Case;
+use topics::cases::Case;
 use topics::cases::Open;
 use topics::{Applied, Apply, Outcome};
 

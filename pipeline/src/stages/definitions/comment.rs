@@ -2,8 +2,8 @@
 //! approvals"), open or decided: a decision can still be discussed.
 
 use async_trait::async_trait;
-use readers::approvals::Comment;
 use topics::definitions::AddComment;
+use topics::definitions::Comment;
 use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 

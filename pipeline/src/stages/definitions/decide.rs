@@ -6,8 +6,8 @@
 //! be requested again. Who may withdraw is the API's to check (the requester, or an approver).
 
 use async_trait::async_trait;
-use readers::approvals::ApprovalRequest;
 use sqlx::{Postgres, Transaction};
+use topics::definitions::ApprovalRequest;
 use topics::definitions::{Decide, Decision, Kind};
 use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;

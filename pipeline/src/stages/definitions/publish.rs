@@ -182,7 +182,7 @@ async fn request(
     cx: &mut Context,
     publishing: &Publishing<'_>,
     comment: Option<&str>,
-) -> Result<readers::approvals::ApprovalRequest, Error> {
+) -> Result<topics::definitions::ApprovalRequest, Error> {
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO definition_approval_requests (id, tenant_id, kind, key, version, \
@@ -232,7 +232,7 @@ pub(super) async fn publish(
     cx: &mut Context,
     publishing: &Publishing<'_>,
     request: Option<Uuid>,
-) -> Result<readers::definitions::Version, Error> {
+) -> Result<topics::definitions::Version, Error> {
     let Publishing {
         tenant,
         kind,
@@ -285,7 +285,7 @@ pub(super) async fn publish(
 async fn stored(
     tx: &mut Transaction<'_, Postgres>,
     publishing: &Publishing<'_>,
-) -> Result<readers::definitions::Version, Error> {
+) -> Result<topics::definitions::Version, Error> {
     let Publishing {
         tenant,
         kind,

@@ -5,9 +5,10 @@
 //! may carry the receiver's own token.
 
 use async_trait::async_trait;
-use readers::webhook_endpoints::{self, Endpoint, MAX_PER_TENANT};
+use readers::webhook_endpoints::{self, MAX_PER_TENANT};
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
+use topics::endpoints::Endpoint;
 use topics::endpoints::{Create, Delete, RotateSecret, Update};
 use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;

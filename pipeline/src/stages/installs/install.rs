@@ -6,6 +6,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use topics::apps::VersionStatus;
 use topics::installs::{Install, Installed};
 use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
@@ -20,7 +21,8 @@ use crate::stages::version_lock;
 /// (`manifest -> 'secrets'`, `-> 'hosts'`), never the whole document; and the install as it is.
 #[derive(sqlx::FromRow)]
 struct Version {
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: VersionStatus,
     declared_secrets: Option<Value>,
     hosts: Option<Value>,
     /// The names of the secrets stored for the install.
@@ -89,7 +91,12 @@ async fn apply(cx: &mut Context, install: &Install) -> Result<Outcome<Installed>
     };
     let current: Option<(Uuid, bool)> = running.zip(running_enabled);
     let runs_it = current.is_some_and(|(running, _)| running == version_id);
-    if !(status == "published" || (status == "withdrawn" && runs_it)) {
+    let installable = match status {
+        VersionStatus::Published => true,
+        VersionStatus::Withdrawn => runs_it,
+        VersionStatus::Uploaded => false,
+    };
+    if !installable {
         return Ok(Outcome::refused(
             RefusalCode::Conflict,
             format!("The version is {status}; only a published version can be installed."),

@@ -6,19 +6,12 @@
 use chrono::{Duration, Utc};
 use readers::audit::{Filter, list};
 use readers::{Page, Tenant};
-use service::testing::stack;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-const ACTIONS: [&str; 3] = ["app.installed", "case.decided", "rule.published"];
+use crate::support::database;
 
-async fn database() -> PgPool {
-    let pool = PgPool::connect(stack().var("DATABASE_URL"))
-        .await
-        .expect("database");
-    schema::migrate(&pool).await.expect("migrations");
-    pool
-}
+const ACTIONS: [&str; 3] = ["app.installed", "case.decided", "rule.published"];
 
 /// `count` events of `tenant` in one statement, one a minute back from now, the actions and
 /// two actors taking turns.

@@ -6,17 +6,10 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use readers::invocations::{InvocationFilter, InvocationStatus, list};
 use readers::{Page, Tenant};
-use service::testing::stack;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-async fn database() -> PgPool {
-    let pool = PgPool::connect(stack().var("DATABASE_URL"))
-        .await
-        .expect("database");
-    schema::migrate(&pool).await.expect("migrations");
-    pool
-}
+use crate::support::database;
 
 fn month(year: i32, month: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0)

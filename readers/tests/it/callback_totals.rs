@@ -7,9 +7,10 @@
 use readers::callbacks::{Filter, SessionStatus, list};
 use readers::redaction::Visibility;
 use readers::{Page, Tenant};
-use service::testing::stack;
 use sqlx::PgPool;
 use uuid::Uuid;
+
+use crate::support::database;
 
 const APPS: [&str; 3] = ["kyc-check", "aml-screen", "doc-verify"];
 const STATUSES: [SessionStatus; 4] = [
@@ -18,14 +19,6 @@ const STATUSES: [SessionStatus; 4] = [
     SessionStatus::Failed,
     SessionStatus::TimedOut,
 ];
-
-async fn database() -> PgPool {
-    let pool = PgPool::connect(stack().var("DATABASE_URL"))
-        .await
-        .expect("database");
-    schema::migrate(&pool).await.expect("migrations");
-    pool
-}
 
 /// `count` pending sessions of `tenant` in one statement, apps taking turns, a run per three.
 async fn open(pool: &PgPool, tenant: Uuid, count: i64) {
