@@ -1,4 +1,4 @@
-// A burst of vendor webhooks on the platform route (README "Vendor webhooks") at a fixed offered
+// A burst of vendor webhooks on the platform route (docs/vendor-webhooks.md) at a fixed offered
 // rate, against sessions opened beforehand by loadtests/webhooks/run. Of every ten deliveries,
 // seven are new events completing a pending session, two repeat an event sent a moment before
 // (duplicates), and one is a new event for a session that settled long ago (stale).

@@ -1,9 +1,10 @@
-//! The tenant's user directory, as the API sees it (README "The user directory"): each human
-//! and machine token verified for the first time in this process is a sighting of its subject
-//! (name, kind, roles, the permissions it holds), recorded in `tenant_users` off the request's
-//! hot path: the verifier hands the sighting to a bounded queue and moves on; one task writes
-//! the queue in batches. A sighting is bookkeeping, not a command: if the queue is full or a
-//! write fails it is dropped (and counted), and the subject's next token records it again.
+//! The tenant's user directory, as the API sees it (docs/definitions-and-runs.md "The user
+//! directory"): each human and machine token verified for the first time in this process is a
+//! sighting of its subject (name, kind, roles, the permissions it holds), recorded in
+//! `tenant_users` off the request's hot path: the verifier hands the sighting to a bounded queue
+//! and moves on; one task writes the queue in batches. A sighting is bookkeeping, not a command: if
+//! the queue is full or a write fails it is dropped (and counted), and the subject's next token
+//! records it again.
 
 use std::collections::HashMap;
 use std::sync::Arc;

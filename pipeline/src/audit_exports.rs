@@ -1,6 +1,7 @@
-//! Scheduled audit exports (SPEC runbook facts; README "The audit log"): every minute
-//! (`AUDIT_EXPORT_EVERY_SECONDS`) the worker looks for a tenant's schedule with a window due, and writes that window's audit events to
-//! object storage as one file, `audit-exports/<tenant>/<from>_<to>.<ndjson|csv>`.
+//! Scheduled audit exports (SPEC runbook facts; docs/cases-activity-audit.md "The audit log"):
+//! every minute (`AUDIT_EXPORT_EVERY_SECONDS`) the worker looks for a tenant's schedule with a
+//! window due, and writes that window's audit events to object storage as one file,
+//! `audit-exports/<tenant>/<from>_<to>.<ndjson|csv>`.
 //!
 //! - A window is `[coveredUntil, coveredUntil + intervalHours)`, due once it ended five minutes
 //!   ago (a stage's transaction that recorded an event at the window's end has committed by

@@ -1,6 +1,6 @@
-//! A tenant's approval settings (`GET /approval-settings`; not shown in SPEC, README "Approval
-//! settings"): whether publishing needs another administrator's approval, for which kinds, and
-//! whether the requester may approve their own request.
+//! A tenant's approval settings (`GET /approval-settings`; not shown in SPEC, docs/apps.md
+//! "Approval settings"): whether publishing needs another administrator's approval, for which
+//! kinds, and whether the requester may approve their own request.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;

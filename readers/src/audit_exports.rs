@@ -1,5 +1,5 @@
-//! Scheduled audit exports (README "The audit log"): a tenant's schedule and its runs, newest
-//! first.
+//! Scheduled audit exports (docs/cases-activity-audit.md "The audit log"): a tenant's schedule and
+//! its runs, newest first.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

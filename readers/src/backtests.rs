@@ -1,5 +1,5 @@
-//! Backtests (SPEC §2.7; README "Backtests"): one, a page of the tenant's newest, and the
-//! latest completed one of a definition version (the approval detail's `backtest`).
+//! Backtests (SPEC §2.7; docs/definitions-and-runs.md "Backtests"): one, a page of the tenant's
+//! newest, and the latest completed one of a definition version (the approval detail's `backtest`).
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;

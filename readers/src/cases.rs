@@ -1,4 +1,4 @@
-//! Cases (README "Cases"): one case, and a page of the tenant's newest.
+//! Cases (docs/cases-activity-audit.md "Cases"): one case, and a page of the tenant's newest.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, PgPool};

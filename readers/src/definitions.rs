@@ -1,4 +1,4 @@
-//! Versioned definitions (README "Definitions and runs"): a key with its versions, one version
+//! Versioned definitions (docs/definitions-and-runs.md): a key with its versions, one version
 //! in full, the published version a run or a check uses, and which published definitions call
 //! an app (`GET /apps/:name/usage`).
 

@@ -1,4 +1,4 @@
-//! A subject's documents (README "Documents"): the record people see ([`Document`]), and what a
+//! A subject's documents (docs/documents.md): the record people see ([`Document`]), and what a
 //! call of an app that declares `needs: ['documents']` sees of them ([`CallDocument`], the
 //! runner's `document_list` items). Newest first. Always the tenant's and one subject's: a
 //! document of another subject or tenant is absent.

@@ -1,7 +1,7 @@
-//! The tenant's notifications for the home view (SPEC §6.2; README "Notifications"), newest
-//! first, each with whether the reader has read it, and how many the reader has not read. A
-//! reader sees those addressed to everyone and, holding the admins' audience, those addressed
-//! to admins.
+//! The tenant's notifications for the home view (SPEC §6.2; docs/outbound-webhooks.md
+//! "Notifications"), newest first, each with whether the reader has read it, and how many the
+//! reader has not read. A reader sees those addressed to everyone and, holding the admins'
+//! audience, those addressed to admins.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Workflow runs (README "Definitions and runs"): one run with its context and each step it
+//! Workflow runs (docs/definitions-and-runs.md): one run with its context and each step it
 //! reached, as `GET /workflow-runs/:id` and the runs stage's replies show it. Without
 //! `runs:context` the caller sees the context's and the outputs' keys with every value
 //! `[redacted]` ([`redacted`]).

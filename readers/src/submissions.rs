@@ -1,4 +1,4 @@
-//! Collection submissions (README "Hand-off"): a submission bound to a run, as the applicant
+//! Collection submissions (docs/hand-off.md): a submission bound to a run, as the applicant
 //! routes read it.
 
 use chrono::{DateTime, Utc};

@@ -1,6 +1,6 @@
-//! The tenant's user directory (README "The user directory"): every human and machine subject
-//! the API has seen a verified token of, as its newest token described it. Activity sentences
-//! and approval approvers take their names from here.
+//! The tenant's user directory (docs/definitions-and-runs.md "The user directory"): every human and
+//! machine subject the API has seen a verified token of, as its newest token described it. Activity
+//! sentences and approval approvers take their names from here.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! Deliveries of outbound events to the tenant's webhook endpoints (SPEC §6.2 `GET
-//! /webhook-deliveries`; README "Outbound webhooks"): a page of them, newest first, filtered by
+//! /webhook-deliveries`; docs/outbound-webhooks.md): a page of them, newest first, filtered by
 //! status (repeatable), endpoint and event type, with a capped total; and one with its attempts.
 //! An attempt shows what the receiver answered: status code, duration, error, and at most the
 //! first 256 bytes of its body.

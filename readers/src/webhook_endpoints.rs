@@ -1,4 +1,4 @@
-//! Tenants' webhook endpoints (README "Outbound webhooks"): one, and the tenant's in the order
+//! Tenants' webhook endpoints (docs/outbound-webhooks.md): one, and the tenant's in the order
 //! they were created. Never the signing secrets: those are shown once, when generated.
 
 use chrono::{DateTime, Utc};

@@ -167,7 +167,8 @@ pub struct RetirePlatform {
 }
 version_command!(RetirePlatform);
 
-/// A tenant's scheduled audit export (README "The audit log"), keyed by the tenant.
+/// A tenant's scheduled audit export (docs/cases-activity-audit.md "The audit log"), keyed by the
+/// tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SetAuditExportSchedule {
@@ -187,7 +188,7 @@ impl Command for SetAuditExportSchedule {
     }
 }
 
-/// What a tenant's publishing needs (not shown in SPEC; README "Approval settings"), keyed by
+/// What a tenant's publishing needs (not shown in SPEC; docs/apps.md "Approval settings"), keyed by
 /// the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,5 +1,6 @@
-//! Commands of a backtest (README "Backtests"), on [`catalogue::BACKTESTS`], keyed by
-//! backtest: `Start` records it `queued`, once; a pipeline worker then runs it under a lease.
+//! Commands of a backtest (docs/definitions-and-runs.md "Backtests"), on [`catalogue::BACKTESTS`],
+//! keyed by backtest: `Start` records it `queued`, once; a pipeline worker then runs it under a
+//! lease.
 
 use std::collections::BTreeMap;
 
@@ -109,8 +110,8 @@ pub struct Progress {
     pub total: i32,
 }
 
-/// What a completed backtest found (SPEC §2.7's summary; README "Backtests" says what each
-/// count counts).
+/// What a completed backtest found (SPEC §2.7's summary; docs/definitions-and-runs.md "Backtests"
+/// says what each count counts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {

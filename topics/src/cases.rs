@@ -1,5 +1,5 @@
-//! Commands of a case (README "Cases"), on [`catalogue::CASES`], keyed by case: one writer
-//! decides each case once and records its SLA breach once.
+//! Commands of a case (docs/cases-activity-audit.md "Cases"), on [`catalogue::CASES`], keyed by
+//! case: one writer decides each case once and records its SLA breach once.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Commands of a subject's documents (README "Documents"), on [`catalogue::DOCUMENTS`], keyed by
+//! Commands of a subject's documents (docs/documents.md), on [`catalogue::DOCUMENTS`], keyed by
 //! tenant and subject. The API stores the bytes in object storage under their sha256 before it
 //! produces the command, so the command carries only what the bytes are.
 

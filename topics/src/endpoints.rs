@@ -1,4 +1,4 @@
-//! Commands of tenants' webhook endpoints (README "Outbound webhooks"), on
+//! Commands of tenants' webhook endpoints (docs/outbound-webhooks.md), on
 //! [`catalogue::ENDPOINTS`], keyed by tenant so a tenant's endpoints have one writer: created,
 //! changed, their secret rotated, deleted; a delivery retried by hand. Signing secrets are
 //! generated and sealed by the API ([`crate::sealed`]) and travel only sealed.

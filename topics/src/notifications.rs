@@ -1,4 +1,4 @@
-//! Read marks of the tenant's notifications (README "Notifications"), on
+//! Read marks of the tenant's notifications (docs/outbound-webhooks.md "Notifications"), on
 //! [`catalogue::NOTIFICATIONS`], keyed by tenant: a reader marks some, or every one they can
 //! see up to a moment, read.
 

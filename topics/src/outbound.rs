@@ -1,4 +1,4 @@
-//! Outbound events and notifications (SPEC §6.2; README "Outbound webhooks"), on
+//! Outbound events and notifications (SPEC §6.2; docs/outbound-webhooks.md), on
 //! [`catalogue::OUTBOUND`], keyed by tenant. Stages write them to the outbox where they happen,
 //! in the transaction that makes them true; the outbound stage records each once, with one
 //! delivery per subscribed endpoint, or as a notification.

@@ -91,7 +91,8 @@ fn first_format() -> u16 {
 impl Encoded {
     /// The outcome as reply `R` of reply format `v`. A value of another format is refused,
     /// saying which: each side reads only the format it was built with, so the pipeline, which
-    /// writes replies, is upgraded before the API, which reads them (README "Upgrades").
+    /// writes replies, is upgraded before the API, which reads them (docs/decisions.md "Replies
+    /// carry a format version").
     pub fn decode<R: DeserializeOwned>(self, v: u16) -> Result<Outcome<R>, FormatError> {
         match self {
             Encoded::Done { v: found, value } if found == v => serde_json::from_value(value)

@@ -1,4 +1,4 @@
-//! Commands of a workflow run (README "Definitions and runs"), keyed by the run's id so each run
+//! Commands of a workflow run (docs/definitions-and-runs.md), keyed by the run's id so each run
 //! has one writer. `Start`, `Cancel` and `OpenSubmission` come from the API; `Resume` from the
 //! pipeline's timer relay when a run's timer is due (a retry's delay, a callback's timeout, a
 //! settled callback).
@@ -64,7 +64,7 @@ pub struct Resume {
 run_command!(Resume, ());
 
 /// Opens collection submission `submission_id` on the run: the applicant's handle on it
-/// (README "Hand-off").
+/// (docs/hand-off.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenSubmission {
     pub run_id: Uuid,

@@ -11,44 +11,49 @@ pub enum Permission {
     DefinitionsRead = 1 << 4,
     AuditRead = 1 << 5,
     OpsRead = 1 << 6,
-    /// Reading and setting the tenant's approval settings (not named by SPEC; README
-    /// "Approval settings"). Admins.
+    /// Reading and setting the tenant's approval settings (not named by SPEC;
+    /// docs/apps.md "Approval settings"). Admins.
     ApprovalsConfigure = 1 << 7,
-    /// Creating and publishing definition versions (not named by SPEC; README "Definitions
-    /// and runs"). Admins.
+    /// Creating and publishing definition versions (not named by SPEC;
+    /// docs/definitions-and-runs.md). Admins.
     DefinitionsWrite = 1 << 8,
-    /// Reading workflow runs (not named by SPEC; README "Definitions and runs"). Admins and
+    /// Reading workflow runs (not named by SPEC; docs/definitions-and-runs.md). Admins and
     /// analysts; the context's values need `runs:context` too.
     RunsRead = 1 << 9,
     /// Starting and cancelling workflow runs (not named by SPEC). Admins.
     RunsWrite = 1 << 10,
-    /// Listing and reading a subject's documents (not named by SPEC; README "Documents").
+    /// Listing and reading a subject's documents (not named by SPEC; docs/documents.md).
     /// Admins and analysts.
     DocumentsRead = 1 << 11,
-    /// Adding documents to a subject (not named by SPEC; README "Documents"). Admins.
+    /// Adding documents to a subject (not named by SPEC; docs/documents.md). Admins.
     DocumentsWrite = 1 << 12,
     /// Approving and rejecting definition approval requests, and withdrawing anyone's (not
-    /// named by SPEC; README "Definition approvals"). Admins.
+    /// named by SPEC; docs/definitions-and-runs.md "Definition approvals"). Admins.
     ApprovalsDecide = 1 << 13,
-    /// Reading the tenant's user directory (not named by SPEC; README "The user directory").
-    /// Admins.
+    /// Reading the tenant's user directory (not named by SPEC; docs/definitions-and-runs.md "The
+    /// user directory"). Admins.
     UsersRead = 1 << 14,
-    /// Reading cases (not named by SPEC; README "Cases"). Admins and analysts.
+    /// Reading cases (not named by SPEC; docs/cases-activity-audit.md "Cases"). Admins and
+    /// analysts.
     CasesRead = 1 << 15,
-    /// Opening and deciding cases (not named by SPEC; README "Cases"). Admins and analysts.
+    /// Opening and deciding cases (not named by SPEC; docs/cases-activity-audit.md "Cases"). Admins
+    /// and analysts.
     CasesWrite = 1 << 16,
-    /// Setting the tenant's scheduled audit export (not named by SPEC; README "The audit
-    /// log"). Admins.
+    /// Setting the tenant's scheduled audit export (not named by SPEC; docs/cases-activity-audit.md
+    /// "The audit log"). Admins.
     AuditExport = 1 << 17,
-    /// Reading backtests (not named by SPEC; README "Backtests"). Admins and analysts.
+    /// Reading backtests (not named by SPEC; docs/definitions-and-runs.md "Backtests").
+    /// Admins and analysts.
     BacktestsRead = 1 << 18,
-    /// Starting backtests (not named by SPEC; README "Backtests"). Admins and analysts.
+    /// Starting backtests (not named by SPEC; docs/definitions-and-runs.md "Backtests").
+    /// Admins and analysts.
     BacktestsRun = 1 << 19,
     /// Managing the tenant's webhook endpoints and reading and retrying their deliveries (not
-    /// named by SPEC; README "Outbound webhooks"). Admins.
+    /// named by SPEC; docs/outbound-webhooks.md). Admins.
     WebhooksManage = 1 << 20,
-    /// Reading the tenant's notifications and marking them read (not named by SPEC; README
-    /// "Notifications"). Admins and analysts; analysts see those addressed to everyone.
+    /// Reading the tenant's notifications and marking them read (not named by SPEC;
+    /// docs/outbound-webhooks.md "Notifications"). Admins and analysts; analysts see those
+    /// addressed to everyone.
     NotificationsRead = 1 << 21,
 }
 

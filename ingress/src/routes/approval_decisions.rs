@@ -1,10 +1,10 @@
-//! Deciding a definition approval request (SPEC §3.4 leaves the routes out; README "Definition
-//! approvals"): `POST /approvals/:id/approve`, `/reject` (`approvals:decide`) and `/withdraw`
-//! (the requester, or a holder of `approvals:decide`), each with an optional `{comment}`, and
-//! `POST /approvals/:id/comments` `{body}` adding to the discussion. The route reads the request
-//! to key the command by its definition; the definitions stage, the key's single writer, decides
-//! (a decided request is 409 `conflict`, the requester's own approve under four-eyes 403
-//! `four_eyes`).
+//! Deciding a definition approval request (SPEC §3.4 leaves the routes out;
+//! docs/definitions-and-runs.md "Definition approvals"): `POST /approvals/:id/approve`, `/reject`
+//! (`approvals:decide`) and `/withdraw` (the requester, or a holder of `approvals:decide`), each
+//! with an optional `{comment}`, and `POST /approvals/:id/comments` `{body}` adding to the
+//! discussion. The route reads the request to key the command by its definition; the definitions
+//! stage, the key's single writer, decides (a decided request is 409 `conflict`, the requester's
+//! own approve under four-eyes 403 `four_eyes`).
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;

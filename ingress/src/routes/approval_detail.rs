@@ -1,10 +1,10 @@
 //! `GET /approvals/:id` (SPEC §2.6, §4.6): what an approver reads before deciding. The request;
 //! the requested version in full; the key's published version; the diff (from the published
 //! version, or from the previous one when the requested version is itself published or nothing
-//! is); the latest completed backtest of the version (README "Backtests"); what the version names
-//! (`dependencies`, each definition with its published version, each app with the actions it
-//! calls); the published definitions that name the key (`usage`); who may approve
-//! (`approvers`, from the user directory, the requester marked under four-eyes); and the
+//! is); the latest completed backtest of the version (docs/definitions-and-runs.md "Backtests");
+//! what the version names (`dependencies`, each definition with its published version, each app
+//! with the actions it calls); the published definitions that name the key (`usage`); who may
+//! approve (`approvers`, from the user directory, the requester marked under four-eyes); and the
 //! discussion, oldest first.
 
 use http::{Response, StatusCode};

@@ -1,7 +1,7 @@
-//! `GET /approval-settings` and `PUT /approval-settings` (not shown in SPEC; README "Approval
-//! settings"): whether publishing needs another administrator's approval, for which kinds, and
-//! four-eyes. Admins only (`approvals:configure`). The write goes through the apps stage like
-//! every other change.
+//! `GET /approval-settings` and `PUT /approval-settings` (not shown in SPEC; docs/apps.md
+//! "Approval settings"): whether publishing needs another administrator's approval, for which
+//! kinds, and four-eyes. Admins only (`approvals:configure`). The write goes through the apps stage
+//! like every other change.
 
 use http::{Response, StatusCode};
 use hyper::body::Incoming;

@@ -1,7 +1,7 @@
-//! `GET /audit-events` (SPEC §5 `audit:read`; README "The audit log"): the tenant's recorded
-//! actions, newest first. Filters: `action` (repeatable), `actor` (a subject), `from` and `to`
-//! (inclusive RFC 3339 bounds on `occurredAt`), `limit` (at most 200, default 50), `offset`;
-//! `total` stops counting at 100,000 (`totalIsEstimate`).
+//! `GET /audit-events` (SPEC §5 `audit:read`; docs/cases-activity-audit.md "The audit log"): the
+//! tenant's recorded actions, newest first. Filters: `action` (repeatable), `actor` (a subject),
+//! `from` and `to` (inclusive RFC 3339 bounds on `occurredAt`), `limit` (at most 200, default 50),
+//! `offset`; `total` stops counting at 100,000 (`totalIsEstimate`).
 
 use http::{Response, StatusCode};
 use readers::audit::{self, Filter};

@@ -1,9 +1,9 @@
-//! `GET /audit-events/export` (`audit:read`; README "The audit log"): every event the filters
-//! of `GET /audit-events` select, oldest first, as NDJSON (`format=ndjson`, the default) or CSV
-//! (`format=csv`), streamed. Events are read a page at a time ([`readers::audit::Pages`]: each
-//! a short query, so an export holds no connection while its client reads) and sent in chunks
-//! of about 64 KiB, a few ahead of the client: the process holds a page and a few chunks, not
-//! the export. Rows are counted in `svc.audit.export.rows`.
+//! `GET /audit-events/export` (`audit:read`; docs/cases-activity-audit.md "The audit log"): every
+//! event the filters of `GET /audit-events` select, oldest first, as NDJSON (`format=ndjson`, the
+//! default) or CSV (`format=csv`), streamed. Events are read a page at a time
+//! ([`readers::audit::Pages`]: each a short query, so an export holds no connection while its
+//! client reads) and sent in chunks of about 64 KiB, a few ahead of the client: the process holds a
+//! page and a few chunks, not the export. Rows are counted in `svc.audit.export.rows`.
 //!
 //! Without `to`, an export ends at the moment it started.
 //!

@@ -1,5 +1,5 @@
-//! The scheduled audit export (README "The audit log"): `GET /audit-exports/schedule`
-//! (`audit:read`; the defaults until set), `PUT /audit-exports/schedule`
+//! The scheduled audit export (docs/cases-activity-audit.md "The audit log"): `GET
+//! /audit-exports/schedule` (`audit:read`; the defaults until set), `PUT /audit-exports/schedule`
 //! `{enabled, intervalHours = 24, format = ndjson}` (`audit:export`, admins; through the apps
 //! stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
 //! each window written to object storage, or why it was not.

@@ -1,5 +1,5 @@
-//! Backtests (SPEC §2.7, §3.5; README "Backtests"; SPEC shows no route): `POST /backtests`
-//! names one version, `{ruleKey, ruleVersion}`, `{ruleSetKey, ruleSetVersion}` or
+//! Backtests (SPEC §2.7, §3.5; docs/definitions-and-runs.md "Backtests"; SPEC shows no route):
+//! `POST /backtests` names one version, `{ruleKey, ruleVersion}`, `{ruleSetKey, ruleSetVersion}` or
 //! `{workflowKey, workflowVersion}`, and `sample {lastDays 1-180 = 30, limit 1-5000 = 1000}`,
 //! and answers 202 with the backtest `queued` (404 for a version that does not exist);
 //! `GET /backtests` lists the tenant's newest first (filters `ruleKey`, `ruleSetKey`,

@@ -1,6 +1,6 @@
-//! Cases (README "Cases"; SPEC names only `POST /cases/:id/decide`): `POST /cases`
-//! `{type, title, subjectId?, priority = medium, slaHours = 24}` opens one (201), `GET /cases`
-//! lists the tenant's newest first (`status` `open` or `decided`, `limit`, `offset`, capped
+//! Cases (docs/cases-activity-audit.md "Cases"; SPEC names only `POST /cases/:id/decide`): `POST
+//! /cases` `{type, title, subjectId?, priority = medium, slaHours = 24}` opens one (201), `GET
+//! /cases` lists the tenant's newest first (`status` `open` or `decided`, `limit`, `offset`, capped
 //! total), `GET /cases/:id` reads one, `POST /cases/:id/decide` `{outcome, comment?}` decides
 //! an open one (409 `conflict` once decided). The cases stage, the case's single writer, applies
 //! each change.

@@ -1,4 +1,4 @@
-//! Collection submissions and the applicant's hand-off (SPEC §4.9, README "Hand-off"):
+//! Collection submissions and the applicant's hand-off (SPEC §4.9, docs/hand-off.md):
 //!
 //! - `POST /collection-submissions` `{workflowRunId}` (`runs:write`): opens a submission bound
 //!   to the run, through the runs stage; 201 with it. The wider service issues the applicant a

@@ -1,4 +1,4 @@
-//! Versioned definitions (README "Definitions and runs"; SPEC shows only their kinds and keys):
+//! Versioned definitions (docs/definitions-and-runs.md; SPEC shows only their kinds and keys):
 //! `POST /definitions/:kind/:key/versions` (the body is the definition; answers 201 with the
 //! version, numbered by the definitions stage), `GET /definitions/:kind/:key` (the key and its
 //! versions), `GET /definitions/:kind/:key/versions/:version` (one in full) and

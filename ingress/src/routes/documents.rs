@@ -1,4 +1,4 @@
-//! A subject's documents (README "Documents"; SPEC shows only their fetch by the runner):
+//! A subject's documents (docs/documents.md; SPEC shows only their fetch by the runner):
 //! `POST /subjects/:subjectId/documents?name=` takes the bytes as the body with their
 //! `content-type` (`application/octet-stream` when absent), at most 16 MiB (the most a call may
 //! read); stores them in object storage under the tenant and their sha256, then produces the

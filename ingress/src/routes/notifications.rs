@@ -1,7 +1,7 @@
-//! The tenant's notifications for the home view (SPEC §6.2; README "Notifications"):
-//! `GET /notifications` (newest first; `unread=true` for the unread only; each with `read`,
-//! the page with the caller's `unread` count) and `POST /notifications/read` `{ids?}` (those,
-//! or without `ids` every one the caller can see, read from now on). Read marks are the
+//! The tenant's notifications for the home view (SPEC §6.2; docs/outbound-webhooks.md
+//! "Notifications"): `GET /notifications` (newest first; `unread=true` for the unread only; each
+//! with `read`, the page with the caller's `unread` count) and `POST /notifications/read` `{ids?}`
+//! (those, or without `ids` every one the caller can see, read from now on). Read marks are the
 //! caller's own (the token's `sub`). Notifications addressed to admins are seen by callers
 //! holding `webhooks:manage`, the permission that acts on them.
 

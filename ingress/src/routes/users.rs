@@ -1,6 +1,6 @@
-//! `GET /users` (README "The user directory"; `users:read`, admins): the people and services of
-//! the tenant the API has seen tokens of, by name, with their roles, permissions and when they
-//! were first and last seen.
+//! `GET /users` (docs/definitions-and-runs.md "The user directory"; `users:read`, admins): the
+//! people and services of the tenant the API has seen tokens of, by name, with their roles,
+//! permissions and when they were first and last seen.
 
 use http::{Response, StatusCode};
 use service::http::{Body, response};

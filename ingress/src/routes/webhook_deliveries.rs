@@ -1,4 +1,4 @@
-//! Deliveries to the tenant's webhook endpoints (SPEC §6.2; README "Outbound webhooks"),
+//! Deliveries to the tenant's webhook endpoints (SPEC §6.2; docs/outbound-webhooks.md),
 //! admins: `GET /webhook-deliveries` (filters `status`, repeatable: `pending`, `succeeded`,
 //! `failed`, `exhausted`; `endpointId`; `eventType`; newest first, capped total),
 //! `GET /webhook-deliveries/:id` (with its attempts), and `POST /webhook-deliveries/:id/retry`

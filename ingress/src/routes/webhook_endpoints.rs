@@ -1,4 +1,4 @@
-//! Tenants' webhook endpoints (README "Outbound webhooks"; SPEC §6.2 shows no route), admins:
+//! Tenants' webhook endpoints (docs/outbound-webhooks.md; SPEC §6.2 shows no route), admins:
 //! `POST /webhook-endpoints` `{url, eventTypes?, description?, enabled?}` (201, with the signing
 //! secret shown this once), `GET /webhook-endpoints`, `GET /webhook-endpoints/:id`,
 //! `PATCH /webhook-endpoints/:id` (what the body names changes), `DELETE` (with its

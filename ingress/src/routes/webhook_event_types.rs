@@ -1,4 +1,4 @@
-//! `GET /webhook-event-types` (README "Outbound webhooks"): the catalogue of event types a
+//! `GET /webhook-event-types` (docs/outbound-webhooks.md): the catalogue of event types a
 //! webhook endpoint may subscribe to, each with what it means.
 
 use http::{Response, StatusCode};

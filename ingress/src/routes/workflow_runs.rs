@@ -1,4 +1,4 @@
-//! Workflow runs (README "Definitions and runs"; SPEC §3.6 names their states):
+//! Workflow runs (docs/definitions-and-runs.md; SPEC §3.6 names their states):
 //! `POST /workflow-runs` `{definitionKey, version?, subjectId?, context}` starts one on the
 //! workflow's published version (or `version`) and answers 202 with the run once the runs
 //! stage created it (its steps go on after); `GET /workflow-runs/:id` shows the run, its

@@ -1,7 +1,8 @@
-//! Definition approvals (SPEC §2.5-§2.6, §3.4, §4.5-§4.6; README "Definition approvals"):
-//! publishing under the tenant's approval settings opens a request; approve publishes, reject
-//! and withdraw close it; four-eyes; one open request per key; the lists and their filters; the
-//! detail's diff, dependencies, usage, approvers and discussion; the user directory; isolation.
+//! Definition approvals (SPEC §2.5-§2.6, §3.4, §4.5-§4.6; docs/definitions-and-runs.md
+//! "Definition approvals"): publishing under the tenant's approval settings opens a request;
+//! approve publishes, reject and withdraw close it; four-eyes; one open request per key; the lists
+//! and their filters; the detail's diff, dependencies, usage, approvers and discussion; the user
+//! directory; isolation.
 
 use std::time::Duration;
 

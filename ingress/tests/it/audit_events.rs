@@ -1,5 +1,6 @@
-//! The audit log (README "The audit log"): `GET /audit-events` with its filters and capped
-//! totals, and `GET /audit-events/export` as NDJSON and CSV holding every row and no secret.
+//! The audit log (docs/cases-activity-audit.md "The audit log"): `GET /audit-events` with its
+//! filters and capped totals, and `GET /audit-events/export` as NDJSON and CSV holding every row
+//! and no secret.
 
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
-//! Scheduled audit exports (README "The audit log"): a due window is written to object storage
-//! as one file and the schedule moves on; a file over 256 MiB fails the run, recorded with its
-//! error, and the next run covers the same window again.
+//! Scheduled audit exports (docs/cases-activity-audit.md "The audit log"): a due window is written
+//! to object storage as one file and the schedule moves on; a file over 256 MiB fails the run,
+//! recorded with its error, and the next run covers the same window again.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! Rule evaluations and backtests (README "Backtests"): a run's rule-set step records what it
-//! evaluated; a backtest replays a rule, rule set or workflow version over recorded
+//! Rule evaluations and backtests (docs/definitions-and-runs.md "Backtests"): a run's rule-set step
+//! records what it evaluated; a backtest replays a rule, rule set or workflow version over recorded
 //! evaluations built by hand, where every number of the summary is known; app rules come back
 //! `skipped` and no app is called; limits; isolation; the approval detail shows the latest
 //! completed backtest. (Killing a worker mid-backtest: the pipeline's `backtests` tests.)

@@ -1,5 +1,6 @@
-//! Cases (README "Cases"): opened by `POST /cases` or a workflow's `open_case` step, decided
-//! once, their SLA deadline a durable timer that records `case.sla.breached` once; isolation.
+//! Cases (docs/cases-activity-audit.md "Cases"): opened by `POST /cases` or a workflow's
+//! `open_case` step, decided once, their SLA deadline a durable timer that records
+//! `case.sla.breached` once; isolation.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Versioned definitions (README "Definitions and runs"): versions numbered by the stage,
+//! Versioned definitions (docs/definitions-and-runs.md): versions numbered by the stage,
 //! bodies checked at the edge with paths, publishing with its warnings (`unknown_app`,
 //! `app_disabled`) and its refusal (an app rule calling an asynchronous action), the app's
 //! usage, and tenant isolation.

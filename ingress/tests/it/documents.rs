@@ -1,4 +1,4 @@
-//! A subject's documents (README "Documents") through the real stack: added through the public
+//! A subject's documents (docs/documents.md) through the real stack: added through the public
 //! route (bytes in object storage, the record and its audit row by the documents stage), listed
 //! and downloaded by people; and read by an app that declares `needs: ['documents']` from a run
 //! of the subject, through the call token the pipeline mints and the runner presents to the

@@ -1,4 +1,4 @@
-//! The applicant's hand-off (SPEC §4.9, README "Hand-off") through the stack: a run waits on a
+//! The applicant's hand-off (SPEC §4.9, docs/hand-off.md) through the stack: a run waits on a
 //! session of an app that handles hand-off; a submission is opened on the run; its applicant
 //! sees `handoff: true` and gets the module's fresh token, which no log line, table or audit
 //! row ever holds; once the session settles nothing waits (409). Another submission's id is

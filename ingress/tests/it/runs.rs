@@ -1,4 +1,4 @@
-//! Workflow runs (README "Definitions and runs") through the real stack: a run's steps call an
+//! Workflow runs (docs/definitions-and-runs.md) through the real stack: a run's steps call an
 //! installed app through the runner, each attempt that reaches the install is one invocation
 //! record, retries follow the action's policy and then the step's, inputs and outputs are
 //! checked against the action's schemas, an asynchronous action waits for its callback until a

@@ -1,4 +1,4 @@
-//! Outbound events delivered to tenants' endpoints (SPEC §6.2; README "Outbound webhooks"),
+//! Outbound events delivered to tenants' endpoints (SPEC §6.2; docs/outbound-webhooks.md),
 //! against the stack's pipeline and a receiver on loopback that checks every signature with the
 //! `standardwebhooks` crate: one delivery per subscribed endpoint, signed; failures retried by
 //! the schedule and given up after five with a notification to admins; the 10 s receiver

@@ -1,4 +1,4 @@
-//! Tenants' webhook endpoints (README "Outbound webhooks"): created with a secret shown once,
+//! Tenants' webhook endpoints (docs/outbound-webhooks.md): created with a secret shown once,
 //! read, changed, rotated and deleted by admins; URLs held to the outbound rules; event types
 //! from the catalogue; another tenant's endpoints and deliveries absent; the secret found in
 //! no table, audit row or log line.

@@ -1,4 +1,4 @@
-//! Vendor webhooks (SPEC §4.8, README "Vendor webhooks") through the real stack: a run waits on
+//! Vendor webhooks (SPEC §4.8, docs/vendor-webhooks.md) through the real stack: a run waits on
 //! an asynchronous action's session, the vendor's webhook reaches the tenant route, the
 //! session's module reads it, the event is recorded and settles the session once, and the run
 //! goes on. Every row of §4.8's table, the look-ups made before any module runs, the forced

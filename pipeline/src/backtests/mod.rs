@@ -1,4 +1,4 @@
-//! Running backtests (SPEC §2.7, §3.5; README "Backtests"):
+//! Running backtests (SPEC §2.7, §3.5; docs/definitions-and-runs.md "Backtests"):
 //! - [`lease`]: the backtests stage records a backtest `queued` with a lease reserved for
 //!   the worker that recorded it, which starts it at once ([`Runner::start`]); every worker's
 //!   [`Runner::sweep`] starts any whose lease expired (its worker died, or the database went

@@ -1,5 +1,5 @@
-//! `seed-history`: writes a realistic invocation history for benchmarks and trials (README
-//! "Seeding a history").
+//! `seed-history`: writes a realistic invocation history for benchmarks and trials
+//! (docs/seeding.md).
 
 fn main() -> std::process::ExitCode {
     pipeline::seed_history_main()

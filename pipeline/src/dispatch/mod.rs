@@ -1,4 +1,4 @@
-//! The dispatcher (SPEC §6.2; README "Outbound webhooks"): sends the deliveries the outbound
+//! The dispatcher (SPEC §6.2; docs/outbound-webhooks.md): sends the deliveries the outbound
 //! stage recorded to tenants' webhook endpoints. Each pipeline worker holding
 //! `SECRET_STORE_KEY` runs one; without it, none runs and deliveries wait in their table.
 //!
@@ -41,7 +41,7 @@ use crate::workers::{Worker, WorkerState};
 
 /// The notification channel that wakes dispatchers when deliveries become due.
 const CHANNEL: &str = "webhook_deliveries";
-/// Read due deliveries at least this often, woken or not (README "Outbound webhooks").
+/// Read due deliveries at least this often, woken or not (docs/outbound-webhooks.md).
 const POLL: Duration = Duration::from_secs(2);
 /// Attempts one dispatcher has in flight at most.
 const IN_FLIGHT: usize = 256;

@@ -1,4 +1,4 @@
-//! When a failed delivery is tried again (README "Outbound webhooks"): five attempts in all, the
+//! When a failed delivery is tried again (docs/outbound-webhooks.md): five attempts in all, the
 //! first as soon as the event is recorded and the others 5 seconds, 5 minutes, 30 minutes and
 //! 2 hours after the failure before them (the start of the schedule Standard Webhooks senders
 //! publish). The fifth failure gives the delivery up: `exhausted`, and the tenant's admins are

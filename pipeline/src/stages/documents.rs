@@ -1,4 +1,4 @@
-//! The documents stage: a subject's documents (README "Documents"), one writer per tenant and
+//! The documents stage: a subject's documents (docs/documents.md), one writer per tenant and
 //! subject (`documents.commands`). `Add` records a document whose bytes the API already stored
 //! under their sha256, with its audit row `document.added` (the name, type, size and hash; never
 //! the bytes), and answers the document.

@@ -1,4 +1,4 @@
-//! The notifications stage (README "Notifications"): one writer per tenant
+//! The notifications stage (docs/outbound-webhooks.md "Notifications"): one writer per tenant
 //! (`notifications.commands`) records who has read which notification. Marking one read twice
 //! changes nothing; a reader can only mark what they can see.
 

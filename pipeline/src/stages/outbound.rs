@@ -1,4 +1,4 @@
-//! The outbound stage (SPEC §6.2; README "Outbound webhooks"): one writer per tenant
+//! The outbound stage (SPEC §6.2; docs/outbound-webhooks.md): one writer per tenant
 //! (`outbound.events`) records each outbound message once. A webhook event becomes a row of
 //! `outbound_events` (keyed by the message's id, so a redelivery records nothing) and, in the
 //! same transaction, one `pending` delivery per endpoint of the tenant subscribed to its type,

@@ -1,7 +1,7 @@
 //! The diff of an approval detail (SPEC §2.6): what changes between two versions of a
 //! definition, as a list of `changes` and, for workflows, `steps` matched by step id.
 //!
-//! Rules of the walk (README "Definition approvals"):
+//! Rules of the walk (docs/definitions-and-runs.md "Definition approvals"):
 //! - objects compare key by key; a key only in the new version is `added`, only in the old one
 //!   `removed`;
 //! - a list whose elements all carry an identity (an object's `id`, or the `rule` a `{rule: key}`

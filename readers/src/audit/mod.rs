@@ -1,7 +1,8 @@
-//! The audit log (SPEC §6.1; README "The audit log"): a page of the tenant's recorded actions,
-//! newest first, filtered by action, actor and an inclusive time window, with a total capped
-//! like the invocation history's; and the same rows oldest first in [`Pages`], for exports,
-//! written by an [`Encoder`] in one of the export [`ExportFormat`]s. The total is [`total`]'s.
+//! The audit log (SPEC §6.1; docs/cases-activity-audit.md "The audit log"): a page of the tenant's
+//! recorded actions, newest first, filtered by action, actor and an inclusive time window, with a
+//! total capped like the invocation history's; and the same rows oldest first in [`Pages`], for
+//! exports, written by an [`Encoder`] in one of the export [`ExportFormat`]s. The total is
+//! [`total`]'s.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

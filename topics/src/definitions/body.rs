@@ -334,7 +334,8 @@ pub enum StepRun {
     CallApp(CallApp),
     /// Evaluates rules; the outcome lands under `outputKey`.
     RuleSet(RuleSetStep),
-    /// Opens a case for the run's subject (README "Cases"), or only `when` the context says so.
+    /// Opens a case for the run's subject (docs/cases-activity-audit.md "Cases"), or only `when`
+    /// the context says so.
     OpenCase(OpenCaseStep),
 }
 

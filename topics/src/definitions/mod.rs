@@ -3,7 +3,7 @@
 //! writer numbers a key's versions and decides which one is published.
 //!
 //! SPEC does not show definition bodies beyond what app calls need; these are the smallest
-//! bodies that make app calls happen as SPEC describes (README "Definitions and runs"):
+//! bodies that make app calls happen as SPEC describes (docs/definitions-and-runs.md):
 //! - a workflow is a list of [`Step`]s: `call_app` and `rule_set`;
 //! - a rule is a [`Rule`]: an app rule (`type: app`) or a comparison of the data (`type: field`);
 //! - a rule set is a list of rules (inline, or `{rule: key}` naming a published rule);

@@ -2,7 +2,7 @@
 //!
 //! - the external id (SPEC §4.8 step 1, §2.8 `handles.webhookExternalId`): the URL's
 //!   `?externalId=`, else where the publisher's newest published version declares it;
-//! - the event id (`handles.webhookEventId`, beyond SPEC: README "Vendor webhooks"), where the
+//! - the event id (`handles.webhookEventId`, beyond SPEC: docs/vendor-webhooks.md), where the
 //!   session's version declares it, so a repeated delivery can be answered before its module
 //!   runs.
 //!

@@ -1,5 +1,5 @@
 //! Vendor events known to be on the log, so that a repeat whose event id the version lets us
-//! read is answered `duplicate` without running the module (README "Vendor webhooks": repeats
+//! read is answered `duplicate` without running the module (docs/vendor-webhooks.md: repeats
 //! without the module): `webhook-event:<tenant>:<app>:<event id>`, set once a delivery of the
 //! event is acknowledged by the log (from there it applies), kept eight days, and removed again
 //! if the stage dead-lettered it after all.

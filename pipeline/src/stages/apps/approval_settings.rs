@@ -1,5 +1,5 @@
-//! `SetApprovalSettings`: a tenant's approval settings (not shown in SPEC; README "Approval
-//! settings"), replaced whole, with audit `approval_settings.updated`.
+//! `SetApprovalSettings`: a tenant's approval settings (not shown in SPEC; docs/apps.md
+//! "Approval settings"), replaced whole, with audit `approval_settings.updated`.
 
 use async_trait::async_trait;
 use serde_json::json;

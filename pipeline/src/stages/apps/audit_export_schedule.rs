@@ -1,6 +1,6 @@
-//! `SetAuditExportSchedule`: a tenant's scheduled audit export (README "The audit log"),
-//! replaced whole, with audit `audit_export.schedule.updated`. The first schedule starts
-//! covering from the hour it was set; a later change keeps what was covered, so no window is
+//! `SetAuditExportSchedule`: a tenant's scheduled audit export (docs/cases-activity-audit.md "The
+//! audit log"), replaced whole, with audit `audit_export.schedule.updated`. The first schedule
+//! starts covering from the hour it was set; a later change keeps what was covered, so no window is
 //! skipped or exported twice.
 
 use async_trait::async_trait;

@@ -1,9 +1,9 @@
-//! The backtests stage (README "Backtests"): one writer per backtest (`backtests.commands`).
-//! [`start`] records a requested backtest `queued`, once, with a lease reserved for this
-//! worker; after the commit the worker's [`Runner`] starts it in the background, beside the
-//! lane, so the next command of the partition never waits for a backtest. A worker that dies
-//! before or while running it leaves a lease that expires, and a sweep (any worker's) starts it
-//! again.
+//! The backtests stage (docs/definitions-and-runs.md "Backtests"): one writer per backtest
+//! (`backtests.commands`). [`start`] records a requested backtest `queued`, once, with a lease
+//! reserved for this worker; after the commit the worker's [`Runner`] starts it in the background,
+//! beside the lane, so the next command of the partition never waits for a backtest. A worker that
+//! dies before or while running it leaves a lease that expires, and a sweep (any worker's) starts
+//! it again.
 
 mod start;
 

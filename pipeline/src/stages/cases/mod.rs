@@ -1,6 +1,6 @@
-//! The cases stage (README "Cases"): one writer per case (`cases.commands`). [`open`] records
-//! a case `POST /cases` opened (a workflow's `open_case` step inserts its own, in the run's
-//! transaction) with its SLA timer; [`decide`] decides an open case once (audit
+//! The cases stage (docs/cases-activity-audit.md "Cases"): one writer per case (`cases.commands`).
+//! [`open`] records a case `POST /cases` opened (a workflow's `open_case` step inserts its own, in
+//! the run's transaction) with its SLA timer; [`decide`] decides an open case once (audit
 //! `case.decided`); [`breach`] records an open case's deadline passing once (audit
 //! `case.sla.breached`), when the [`timers`] relay fires it.
 

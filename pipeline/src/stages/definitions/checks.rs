@@ -1,5 +1,5 @@
 //! What publishing a version checks against the tenant's installs and published definitions
-//! (issue 10, README "Definitions and runs"). Warnings do not stop the publish, since an app
+//! (issue 10, docs/definitions-and-runs.md). Warnings do not stop the publish, since an app
 //! can be installed or enabled afterwards:
 //! - `unknown_app`: a step or rule calls an app the tenant has not installed;
 //! - `app_disabled`: it calls a disabled install;

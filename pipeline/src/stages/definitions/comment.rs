@@ -1,5 +1,5 @@
-//! `AddComment`: a remark added to an approval request's discussion (README "Definition
-//! approvals"), open or decided: a decision can still be discussed.
+//! `AddComment`: a remark added to an approval request's discussion (docs/definitions-and-runs.md
+//! "Definition approvals"), open or decided: a decision can still be discussed.
 
 use async_trait::async_trait;
 use topics::definitions::AddComment;

@@ -1,4 +1,4 @@
-//! The endpoints stage (README "Outbound webhooks"): one writer per tenant
+//! The endpoints stage (docs/outbound-webhooks.md): one writer per tenant
 //! (`endpoints.commands`) for the tenant's webhook endpoints ([`endpoint`]: created, changed,
 //! the secret rotated, deleted) and the deliveries an admin retries by hand ([`retry`]). Each
 //! change is audited in its transaction; secrets arrive sealed and are stored sealed.

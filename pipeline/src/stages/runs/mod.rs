@@ -1,4 +1,4 @@
-//! The runs stage: workflow runs (README "Definitions and runs"), one writer per run (commands
+//! The runs stage: workflow runs (docs/definitions-and-runs.md), one writer per run (commands
 //! keyed by run id on `runs.commands`).
 //!
 //! A command applies like any stage's ([`Stage`]: inbox, one transaction, reply): [`start`]

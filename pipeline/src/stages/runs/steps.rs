@@ -4,9 +4,9 @@
 //!   (SPEC §4.12); its output is the step's.
 //! - `rule_set`: its rules evaluated in order ([`rule_set`](super::rule_set)), the evaluation
 //!   recorded as the run moves on.
-//! - `open_case`: a case for the run's subject (README "Cases"), when its `when` compares true
-//!   of the context (always without one); [`advance`](super::advance) inserts it in the
-//!   transaction that moves the run on, once per run and step.
+//! - `open_case`: a case for the run's subject (docs/cases-activity-audit.md "Cases"), when its
+//!   `when` compares true of the context (always without one); [`advance`](super::advance)
+//!   inserts it in the transaction that moves the run on, once per run and step.
 
 use serde_json::{Map, Value, json};
 use topics::cases::Opening;

@@ -1,4 +1,4 @@
-//! `OpenSubmission`: a collection submission bound to the run (README "Hand-off"), the handle
+//! `OpenSubmission`: a collection submission bound to the run (docs/hand-off.md), the handle
 //! an applicant's token names. A run that does not exist (or is another tenant's) is 404.
 
 use async_trait::async_trait;
