@@ -17,6 +17,7 @@ mod cli;
 mod config;
 mod core_metrics;
 mod dispatch;
+mod dot_path;
 mod error;
 #[cfg(feature = "failpoints")]
 mod failpoints;
@@ -30,6 +31,7 @@ mod outbox;
 mod partitions;
 mod periodic;
 mod replies;
+mod rules;
 mod seed_history;
 mod serve;
 mod stage;

@@ -56,30 +56,26 @@ pub struct Answered<T = ()> {
     pub then: T,
 }
 
-/// A stage's application of one command type inside the context `Cx` it runs in (the
-/// pipeline's transaction, tenant and actor).
-#[async_trait]
-pub trait Apply<C: Command, Cx: Send>: Send + Sync {
-    /// What applying leaves for after the commit (the same for every command of the stage).
-    type Then: Send;
+/// What a stage applies commands in (the pipeline's transaction, tenant and actor): it names the
+/// stage's error.
+pub trait Scope: Send {
     type Error: Send;
+}
 
-    async fn apply(
-        &self,
-        cx: &mut Cx,
-        command: &C,
-    ) -> Result<Applied<C::Reply, Self::Then>, Self::Error>;
+/// A stage's application of one command type inside the scope `Cx` it runs in; `T` is what
+/// applying leaves for the stage's work after the commit (the same for every command of the
+/// stage; nothing by default).
+#[async_trait]
+pub trait Apply<C: Command, Cx: Scope, T: Send = ()>: Send + Sync {
+    async fn apply(&self, cx: &mut Cx, command: &C) -> Result<Applied<C::Reply, T>, Cx::Error>;
 }
 
 /// A topic's body handed to the [`Apply`] of the command it holds, its outcome encoded.
 /// Implemented once per topic by [`topic_commands!`] (or [`one_command!`] for a topic of a
 /// single type) for every stage that applies each of its commands.
 #[async_trait]
-pub trait Dispatch<S, Cx: Send>: Message {
-    type Then: Send;
-    type Error: Send;
-
-    async fn dispatch(&self, stage: &S, cx: &mut Cx) -> Result<Answered<Self::Then>, Self::Error>;
+pub trait Dispatch<S, Cx: Scope, T: Send>: Message {
+    async fn dispatch(&self, stage: &S, cx: &mut Cx) -> Result<Answered<T>, Cx::Error>;
 }
 
 /// Declares a topic's body: an enum with one variant per command type (serde tag `type`, the
@@ -120,27 +116,26 @@ macro_rules! topic_commands {
         )+
 
         #[async_trait::async_trait]
-        impl<S, Cx, T, E> $crate::Dispatch<S, Cx> for $body
+        impl<S, Cx, T> $crate::Dispatch<S, Cx, T> for $body
         where
-            Cx: Send,
+            Cx: $crate::Scope,
+            Cx::Error: From<$crate::Error>,
             T: Send,
-            E: From<$crate::Error> + Send,
-            S: Sync $( + $crate::Apply<$command, Cx, Then = T, Error = E> )+,
+            S: Sync $( + $crate::Apply<$command, Cx, T> )+,
         {
-            type Then = T;
-            type Error = E;
-
             async fn dispatch(
                 &self,
                 stage: &S,
                 cx: &mut Cx,
-            ) -> Result<$crate::Answered<T>, E> {
+            ) -> Result<$crate::Answered<T>, Cx::Error> {
                 let v = <Self as $crate::Message>::REPLY_VERSION;
                 match self {
                     $(
                         $body::$command(command) => {
-                            let applied =
-                                <S as $crate::Apply<$command, Cx>>::apply(stage, cx, command).await?;
+                            let applied = <S as $crate::Apply<$command, Cx, T>>::apply(
+                                stage, cx, command,
+                            )
+                            .await?;
                             Ok(applied.encode(v)?)
                         }
                     )+
@@ -165,18 +160,19 @@ macro_rules! one_command {
         }
 
         #[async_trait::async_trait]
-        impl<S, Cx, T, E> $crate::Dispatch<S, Cx> for $command
+        impl<S, Cx, T> $crate::Dispatch<S, Cx, T> for $command
         where
-            Cx: Send,
+            Cx: $crate::Scope,
+            Cx::Error: From<$crate::Error>,
             T: Send,
-            E: From<$crate::Error> + Send,
-            S: Sync + $crate::Apply<$command, Cx, Then = T, Error = E>,
+            S: Sync + $crate::Apply<$command, Cx, T>,
         {
-            type Then = T;
-            type Error = E;
-
-            async fn dispatch(&self, stage: &S, cx: &mut Cx) -> Result<$crate::Answered<T>, E> {
-                let applied = <S as $crate::Apply<$command, Cx>>::apply(stage, cx, self).await?;
+            async fn dispatch(
+                &self,
+                stage: &S,
+                cx: &mut Cx,
+            ) -> Result<$crate::Answered<T>, Cx::Error> {
+                let applied = <S as $crate::Apply<$command, Cx, T>>::apply(stage, cx, self).await?;
                 Ok(applied.encode(<Self as $crate::Message>::REPLY_VERSION)?)
             }
         }

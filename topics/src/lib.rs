@@ -36,7 +36,7 @@ pub mod sealed;
 
 pub use catalogue::{Topic, TopicKey};
 pub use cluster::{Cluster, Replication};
-pub use command::{Answered, Applied, Apply, Command, Dispatch};
+pub use command::{Answered, Applied, Apply, Command, Dispatch, Scope};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, HandleError, Handler, RetryPolicy};
 pub use envelope::{Envelope, Header, Message, Principal, PrincipalKind};
 pub use error::Error;

@@ -22,7 +22,7 @@ use topics::definitions::{Condition, Rule};
 use uuid::Uuid;
 
 use super::sample::Reads;
-use crate::stages::runs::rules;
+use crate::rules;
 
 /// A rule's outcome in a replay, or as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::population::Population;
 use super::random;
 use crate::Error;
-use crate::stages::runs::rules::{self, RuleOutcome};
+use crate::rules::{self, RuleOutcome};
 
 /// Who wrote the seeded definitions.
 const DEFINED_BY: &str = "seed-history";

@@ -24,6 +24,10 @@ pub struct Context {
     audit: Vec<audit::Row>,
 }
 
+impl topics::Scope for Context {
+    type Error = Error;
+}
+
 impl Context {
     pub(crate) fn new(tx: Transaction<'static, Postgres>, stage: &'static str) -> Self {
         let command = Header {

@@ -31,7 +31,7 @@ use crate::timers::{TimerTable, TimersSet};
 #[async_trait]
 pub trait Stage: Sized + Send + Sync + 'static {
     /// The commands it applies: its topic's body.
-    type Body: Dispatch<Self, Context, Then = Self::Then, Error = Error>;
+    type Body: Dispatch<Self, Context, Self::Then>;
     /// What applying a command leaves for [`Stage::after_commit`] (`()` when nothing).
     type Then: Send + 'static;
     /// Its name in the inbox, logs and consumer group.

@@ -106,10 +106,7 @@ impl Stage for CallbacksStage {
 
 /// One event alone (a batch of one), in the span it is applied in.
 #[async_trait]
-impl Apply<Event, Context> for CallbacksStage {
-    type Then = Option<Waited>;
-    type Error = Error;
-
+impl Apply<Event, Context, Option<Waited>> for CallbacksStage {
     async fn apply(
         &self,
         cx: &mut Context,

@@ -36,9 +36,6 @@ impl Stage for CircuitsStage {
 
 #[async_trait]
 impl Apply<Event, Context> for CircuitsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, event: &Event) -> Result<Applied<Circuit>, Error> {
         outcome(cx, event).await.map(Applied::from)
     }

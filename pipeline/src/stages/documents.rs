@@ -25,9 +25,6 @@ impl Stage for DocumentsStage {
 
 #[async_trait]
 impl Apply<Add, Context> for DocumentsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, command: &Add) -> Result<Applied<Document>, Error> {
         add(cx, command).await.map(Applied::from)
     }

@@ -22,9 +22,6 @@ impl Stage for NotificationsStage {
 
 #[async_trait]
 impl Apply<MarkRead, Context> for NotificationsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, command: &MarkRead) -> Result<Applied<Marked>, Error> {
         let tenant = cx.tenant()?;
         let MarkRead { reader, admin, ids } = command;
@@ -46,9 +43,6 @@ impl Apply<MarkRead, Context> for NotificationsStage {
 
 #[async_trait]
 impl Apply<MarkAllRead, Context> for NotificationsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

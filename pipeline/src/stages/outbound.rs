@@ -35,9 +35,6 @@ impl Stage for OutboundStage {
 
 #[async_trait]
 impl Apply<Outbound, Context> for OutboundStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, message: &Outbound) -> Result<Applied<()>, Error> {
         let tenant = cx.tenant()?;
         match message.audience() {

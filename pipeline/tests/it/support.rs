@@ -60,10 +60,7 @@ impl Message for Probe {
 }
 
 #[async_trait]
-impl<S: Apply<Probe, Context, Then = (), Error = Error>> Dispatch<S, Context> for Probe {
-    type Then = ();
-    type Error = Error;
-
+impl<S: Apply<Probe, Context>> Dispatch<S, Context, ()> for Probe {
     async fn dispatch(&self, stage: &S, cx: &mut Context) -> Result<Answered, Error> {
         let applied = stage.apply(cx, self).await?;
         Ok(applied.encode(Self::REPLY_VERSION)?)
@@ -98,9 +95,6 @@ impl Stage for ProbeStage {
 
 #[async_trait]
 impl Apply<Probe, Context> for ProbeStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, probe: &Probe) -> Result<Applied<Added>, Error> {
         let command_id = cx.command.id;
         let value = match *probe {
@@ -538,9 +532,6 @@ impl Stage for BatchingProbeStage {
 
 #[async_trait]
 impl Apply<Probe, Context> for BatchingProbeStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, probe: &Probe) -> Result<Applied<Added>, Error> {
         self.0.apply(cx, probe).await
     }

@@ -14,9 +14,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<SetApprovalSettings, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

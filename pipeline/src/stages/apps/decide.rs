@@ -31,9 +31,6 @@ impl Decision {
 
 #[async_trait]
 impl Apply<Approve, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, approve: &Approve) -> Result<Applied<Version>, Error> {
         let Approve {
             version_id,
@@ -48,9 +45,6 @@ impl Apply<Approve, Context> for AppsStage {
 
 #[async_trait]
 impl Apply<Reject, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, reject: &Reject) -> Result<Applied<Version>, Error> {
         let Reject {
             version_id,

@@ -15,9 +15,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<ReleasePlatform, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,
@@ -29,9 +26,6 @@ impl Apply<ReleasePlatform, Context> for AppsStage {
 
 #[async_trait]
 impl Apply<RetirePlatform, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -15,9 +15,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Publish, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, publish: &Publish) -> Result<Applied<Version>, Error> {
         apply(cx, publish).await.map(Applied::from)
     }

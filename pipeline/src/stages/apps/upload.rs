@@ -13,9 +13,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Upload, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, upload: &Upload) -> Result<Applied<Version>, Error> {
         apply(cx, upload).await.map(Applied::from)
     }

@@ -15,9 +15,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Withdraw, Context> for AppsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -11,10 +11,7 @@ use crate::Error;
 use crate::stage::Context;
 
 #[async_trait]
-impl Apply<Start, Context> for BacktestsStage {
-    type Then = Option<Recorded>;
-    type Error = Error;
-
+impl Apply<Start, Context, Option<Recorded>> for BacktestsStage {
     async fn apply(
         &self,
         cx: &mut Context,

@@ -14,10 +14,7 @@ use crate::audit::AuditEvent;
 use crate::stage::Context;
 
 #[async_trait]
-impl Apply<Decide, Context> for CasesStage {
-    type Then = Option<Decided>;
-    type Error = Error;
-
+impl Apply<Decide, Context, Option<Decided>> for CasesStage {
     async fn apply(
         &self,
         cx: &mut Context,

@@ -10,10 +10,7 @@ use crate::Error;
 use crate::stage::Context;
 
 #[async_trait]
-impl Apply<Open, Context> for CasesStage {
-    type Then = Option<Decided>;
-    type Error = Error;
-
+impl Apply<Open, Context, Option<Decided>> for CasesStage {
     async fn apply(
         &self,
         cx: &mut Context,

@@ -14,9 +14,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<AddComment, Context> for DefinitionsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -27,9 +27,6 @@ pub(super) struct Deciding<'a> {
 
 #[async_trait]
 impl Apply<Decide, Context> for DefinitionsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

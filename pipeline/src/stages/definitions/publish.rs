@@ -35,9 +35,6 @@ pub(super) struct Publishing<'a> {
 
 #[async_trait]
 impl Apply<Publish, Context> for DefinitionsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -23,9 +23,6 @@ const ROTATION_OVERLAP: &str = "24 hours";
 
 #[async_trait]
 impl Apply<Create, Context> for EndpointsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, command: &Create) -> Result<Applied<Endpoint>, Error> {
         create(cx, command).await.map(Applied::from)
     }
@@ -33,9 +30,6 @@ impl Apply<Create, Context> for EndpointsStage {
 
 #[async_trait]
 impl Apply<Update, Context> for EndpointsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, command: &Update) -> Result<Applied<Endpoint>, Error> {
         update(cx, command).await.map(Applied::from)
     }
@@ -43,9 +37,6 @@ impl Apply<Update, Context> for EndpointsStage {
 
 #[async_trait]
 impl Apply<RotateSecret, Context> for EndpointsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,
@@ -57,9 +48,6 @@ impl Apply<RotateSecret, Context> for EndpointsStage {
 
 #[async_trait]
 impl Apply<Delete, Context> for EndpointsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, command: &Delete) -> Result<Applied<()>, Error> {
         delete(cx, command).await.map(Applied::from)
     }

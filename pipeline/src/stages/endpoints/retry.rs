@@ -19,9 +19,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<RetryDelivery, Context> for EndpointsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, retry: &RetryDelivery) -> Result<Applied<()>, Error> {
         apply(cx, retry).await.map(Applied::from)
     }

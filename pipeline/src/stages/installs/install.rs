@@ -35,9 +35,6 @@ struct Version {
 
 #[async_trait]
 impl Apply<Install, Context> for InstallsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -16,9 +16,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<StoreSecret, Context> for InstallsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,
@@ -30,9 +27,6 @@ impl Apply<StoreSecret, Context> for InstallsStage {
 
 #[async_trait]
 impl Apply<RevokeSecret, Context> for InstallsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -14,9 +14,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<RecordTest, Context> for InstallsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, test: &RecordTest) -> Result<Applied<()>, Error> {
         let event = AuditEvent {
             action: "app.tested",

@@ -18,9 +18,6 @@ use crate::stages::runs::UNINSTALLED;
 
 #[async_trait]
 impl Apply<Uninstall, Context> for InstallsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -12,9 +12,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Cancel, Context> for RunsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, cancel: &Cancel) -> Result<Applied<Run>, Error> {
         apply(cx, cancel).await.map(Applied::from)
     }

@@ -10,8 +10,8 @@ use topics::definitions::Step;
 use uuid::Uuid;
 
 use super::advance::RunRow;
-use super::rules::RuleOutcome;
 use crate::Error;
+use crate::rules::RuleOutcome;
 
 /// What a `rule_set` step evaluated, with the step's output.
 #[derive(Debug, Clone, PartialEq)]

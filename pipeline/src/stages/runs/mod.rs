@@ -8,7 +8,7 @@
 //! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
 //! runner call outside any transaction,
 //! [`circuit`] whether it may go out, [`record`] its invocation record, [`retry`] when to try
-//! again) with inputs built by [`input_mapping`], and evaluate [`rules`]. A delay (a retry's, a
+//! again) with inputs built by [`input_mapping`], and evaluate rules ([`crate::rules`]). A delay (a retry's, a
 //! callback's deadline) is a run timer, never a sleeping task.
 //!
 //! The run's progress is only ever read from what is stored, so a redelivered command, a
@@ -25,7 +25,6 @@ mod record;
 mod resume;
 mod retry;
 mod rule_set;
-pub(crate) mod rules;
 mod start;
 mod steps;
 mod submission;

@@ -12,9 +12,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Resume, Context> for RunsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, _cx: &mut Context, _resume: &Resume) -> Result<Applied<()>, Error> {
         Ok(Outcome::done(()).into())
     }

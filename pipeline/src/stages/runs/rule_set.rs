@@ -20,9 +20,9 @@ use tracing::Instrument;
 use super::advance::RunRow;
 use super::call::{Call, CallState, Calls};
 use super::evaluation::{EvaluatedRule, Evaluation};
-use super::rules::{self, RuleOutcome};
 use super::steps::{self, StepOutcome};
 use crate::Error;
+use crate::rules::{self, RuleOutcome};
 
 /// The published definition a step or an entry named: its version and body.
 struct Named {

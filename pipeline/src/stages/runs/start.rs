@@ -14,9 +14,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<Start, Context> for RunsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(&self, cx: &mut Context, start: &Start) -> Result<Applied<Run>, Error> {
         apply(cx, start).await.map(Applied::from)
     }

@@ -17,8 +17,8 @@ use super::call::{Call, CallState, Calls};
 use super::evaluation::Evaluation;
 use super::input_mapping;
 use super::rule_set;
-use super::rules::{self, RuleOutcome};
 use crate::Error;
+use crate::rules::{self, RuleOutcome};
 
 /// How far a step got.
 #[derive(Debug, Clone, PartialEq)]

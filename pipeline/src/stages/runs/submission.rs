@@ -11,9 +11,6 @@ use crate::stage::Context;
 
 #[async_trait]
 impl Apply<OpenSubmission, Context> for RunsStage {
-    type Then = ();
-    type Error = Error;
-
     async fn apply(
         &self,
         cx: &mut Context,

@@ -2,13 +2,14 @@
 //! rule's path (a field rule: in the run context; an app rule: `resultPath` in the action's
 //! output), and `failWhen {op, value}` says when the rule fails. A rule set's outcome is `fail`
 //! when any rule failed, else `error` when a rule could not be evaluated (its app call failed),
-//! else `pass`.
+//! else `pass`. Used by the runs stage's rule-set and `open_case` steps and by backtests'
+//! replays.
 
 use serde::Serialize;
 use serde_json::Value;
 use topics::definitions::{Condition, Op, Rule};
 
-use super::input_mapping::resolve;
+use crate::dot_path::resolve;
 
 /// One rule's outcome (the `outcome` label of `svc.rule.evaluation.duration`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
