@@ -19,6 +19,7 @@
 //! them in.
 
 use serde_json::{Map, Value};
+use topics::definitions::rules::resolve;
 
 /// The call's input: `literal` (an object, or nothing) with `mapping` applied from `source`.
 pub(crate) fn build(
@@ -48,20 +49,6 @@ pub(crate) fn build(
 
 fn depth(field: &str) -> usize {
     field.matches('.').count()
-}
-
-/// The value at a dot path (`a.b.0.c`: object keys, and array indexes where the value is an
-/// array), or `None` when any segment does not resolve. A key holding `null` resolves to it.
-pub(crate) fn resolve<'v>(source: &'v Value, path: &str) -> Option<&'v Value> {
-    if path.is_empty() {
-        return None;
-    }
-    path.split('.')
-        .try_fold(source, |value, segment| match value {
-            Value::Object(fields) => fields.get(segment),
-            Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
-            _ => None,
-        })
 }
 
 /// Sets `field` (dotted: a nested path) in `input` per rules 4 and 5.

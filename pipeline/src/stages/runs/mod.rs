@@ -25,7 +25,6 @@ mod record;
 mod resume;
 mod retry;
 mod rule_set;
-pub(crate) mod rules;
 mod start;
 mod steps;
 mod submission;
@@ -34,6 +33,7 @@ pub(crate) mod timers;
 
 use async_trait::async_trait;
 use topics::Envelope;
+pub(crate) use topics::definitions::rules;
 use topics::runs::RunsCommand;
 use uuid::Uuid;
 
