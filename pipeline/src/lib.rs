@@ -4,8 +4,8 @@
 //! of being applied twice, and the `audit` rows of the effect; follow-up events go through the `outbox` in the same transaction and
 //! are relayed to Kafka by the `outbox` relay. `partitions` keeps the invocation history's
 //! monthly partitions ahead; `health` serves `/healthz` from the `workers` registry. The `cli`
-//! runs the worker (`serve`, the `pipeline` binary) or `seed_history` (the `seed-history`
-//! binary), which writes a realistic invocation history.
+//! runs the worker (`serve`, the `pipeline` binary). The history seeder, `seed-history`, is a
+//! crate of its own (`seeder`).
 //!
 //! The crate is a binary; the library target exposes only what its integration tests use: the
 //! stage machinery and the installs stage, run against the real broker and database.
@@ -17,7 +17,6 @@ mod cli;
 mod config;
 mod core_metrics;
 mod dispatch;
-mod dot_path;
 mod error;
 #[cfg(feature = "failpoints")]
 mod failpoints;
@@ -31,8 +30,6 @@ mod outbox;
 mod partitions;
 mod periodic;
 mod replies;
-mod rules;
-mod seed_history;
 mod serve;
 mod stage;
 mod stages;
@@ -41,7 +38,7 @@ mod timers;
 mod workers;
 
 pub use backtests::Runner as BacktestRunner;
-pub use cli::{main, seed_history_main};
+pub use cli::main;
 pub use dispatch::Dispatcher as WebhookDispatcher;
 pub use error::Error;
 pub use replies::Replies;

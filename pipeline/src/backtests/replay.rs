@@ -22,7 +22,7 @@ use topics::definitions::{Condition, Rule};
 use uuid::Uuid;
 
 use super::sample::Reads;
-use crate::rules;
+use topics::definitions::rules;
 
 /// A rule's outcome in a replay, or as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

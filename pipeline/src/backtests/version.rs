@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::replay::{Version, VersionRule, VersionStep};
 use crate::Error;
-use crate::rules;
+use topics::definitions::rules;
 
 /// The target's version, or why it cannot be replayed (the backtest fails with it).
 pub(crate) async fn load(

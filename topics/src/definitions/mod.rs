@@ -9,8 +9,9 @@
 //! - a rule set is a list of rules (inline, or `{rule: key}` naming a published rule);
 //! - a collection flow names the workflow its submissions run (`workflow`).
 //!
-//! The bodies are read and checked in [`body`]; this module holds the commands, what they
-//! answer (a version, a request, a comment), and the kind and decision labels.
+//! The bodies are read and checked in [`body`], and rules decide in [`rules`]; this module
+//! holds the commands, what they answer (a version, a request, a comment), and the kind and
+//! decision labels.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,7 @@ labels! {
 }
 
 mod body;
+pub mod rules;
 
 pub use body::*;
 

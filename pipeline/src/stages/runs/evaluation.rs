@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::advance::RunRow;
 use crate::Error;
-use crate::rules::RuleOutcome;
+use topics::definitions::rules::RuleOutcome;
 
 /// What a `rule_set` step evaluated, with the step's output.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,15 +12,14 @@
 //!    the literal dotted key, where the action's input schema reports it.
 //!
 //! Rules 6 and 7 (where the output goes, what an app rule compares) belong to the step
-//! ([`advance`](super::advance)) and the rule ([`rules`](super::rules)), tested there.
+//! ([`advance`](super::advance)) and the rule ([`rules`](topics::definitions::rules)), tested there.
 //!
 //! Mapped fields apply parents first (fewer dots first, then by name), so `a` mapped to an
 //! object and `a.b` mapped too gives `a` with `b` merged in, whatever order the definition lists
 //! them in.
 
 use serde_json::{Map, Value};
-
-use crate::dot_path::resolve;
+use topics::definitions::rules::resolve;
 
 /// The call's input: `literal` (an object, or nothing) with `mapping` applied from `source`.
 pub(crate) fn build(

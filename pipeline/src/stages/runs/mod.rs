@@ -6,9 +6,9 @@
 //! [`resume`] (a due timer, relayed by [`timers`]) changes nothing by itself. Then, after the
 //! commit and the reply ([`Stage::after_commit`]), the run goes as far as it can ([`advance`]):
 //! its steps ([`steps`]) make app calls ([`call`]: [`target`] the install, [`attempt`] one
-//! runner call outside any transaction,
-//! [`circuit`] whether it may go out, [`record`] its invocation record, [`retry`] when to try
-//! again) with inputs built by [`input_mapping`], and evaluate rules ([`crate::rules`]). A delay (a retry's, a
+//! runner call outside any transaction, [`circuit`] whether it may go out, [`record`] its
+//! invocation record, [`retry`] when to try again) with inputs built by [`input_mapping`], and
+//! evaluate rules ([`rules`](topics::definitions::rules)). A delay (a retry's, a
 //! callback's deadline) is a run timer, never a sleeping task.
 //!
 //! The run's progress is only ever read from what is stored, so a redelivered command, a

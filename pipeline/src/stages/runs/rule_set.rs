@@ -22,7 +22,7 @@ use super::call::{Call, CallState, Calls};
 use super::evaluation::{EvaluatedRule, Evaluation};
 use super::steps::{self, StepOutcome};
 use crate::Error;
-use crate::rules::{self, RuleOutcome};
+use topics::definitions::rules::{self, RuleOutcome};
 
 /// The published definition a step or an entry named: its version and body.
 struct Named {

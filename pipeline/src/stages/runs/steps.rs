@@ -18,7 +18,7 @@ use super::evaluation::Evaluation;
 use super::input_mapping;
 use super::rule_set;
 use crate::Error;
-use crate::rules::{self, RuleOutcome};
+use topics::definitions::rules::{self, RuleOutcome};
 
 /// How far a step got.
 #[derive(Debug, Clone, PartialEq)]

@@ -398,7 +398,7 @@ fn push_string(out: &mut String, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed_history::random::{Purpose, generator};
+    use crate::random::{Purpose, generator};
 
     const INPUTS: [InputShape; 6] = [
         InputShape::Person,

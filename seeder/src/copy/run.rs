@@ -2,7 +2,7 @@
 //! `COPY workflow_run_steps`.
 
 use super::fields::{integer, optional, text, timestamp, uuid};
-use crate::seed_history::run::{CREATED_BY, DEFINITION_VERSION, Run, StepFailure};
+use crate::run::{CREATED_BY, DEFINITION_VERSION, Run, StepFailure};
 
 /// The statements runs and their steps are sent with, runs first (steps reference them); the
 /// columns are in the order [`encode`] and [`encode_steps`] write them. A step's output is
@@ -83,7 +83,7 @@ mod tests {
 
     use super::super::fields::decode;
     use super::*;
-    use crate::seed_history::run::{RunState, RunStatus, RunStep};
+    use crate::run::{RunState, RunStatus, RunStep};
 
     const FAILURE: StepFailure = StepFailure {
         app: "sanctions-screening",

@@ -2,5 +2,5 @@
 //! (docs/seeding.md).
 
 fn main() -> std::process::ExitCode {
-    pipeline::seed_history_main()
+    seeder::main()
 }

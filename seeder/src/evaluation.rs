@@ -4,7 +4,7 @@
 //! run completes. What the rules see is the run's context with the `signals` a risk team
 //! scores (drawn from the run's id, like the context, so the invocations stay as they were);
 //! each rule's recorded outcome is what the engine's own evaluator answers over that data
-//! (`stages::runs::rules`), so a backtest of the published version changes nothing.
+//! (`topics::definitions::rules`), so a backtest of the published version changes nothing.
 //!
 //! The definitions (the named rules and both rule sets, version 1, published) are written once
 //! per tenant before the history ([`define`]).
@@ -14,12 +14,12 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 use sqlx::PgConnection;
 use topics::definitions::Rule;
+use topics::definitions::rules::{self, RuleOutcome};
 use uuid::Uuid;
 
 use super::population::Population;
 use super::random;
 use crate::Error;
-use crate::rules::{self, RuleOutcome};
 
 /// Who wrote the seeded definitions.
 const DEFINED_BY: &str = "seed-history";

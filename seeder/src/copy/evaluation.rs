@@ -1,11 +1,11 @@
 //! A run's rule evaluations (`screening` once its first step is answered, `risk-checks` once
-//! it completed; [`crate::seed_history::evaluation`]) as lines of `COPY rule_evaluations`.
+//! it completed; [`crate::evaluation`]) as lines of `COPY rule_evaluations`.
 
 use serde_json::Value;
 
 use super::fields::{integer, milliseconds, text, timestamp, uuid};
-use crate::seed_history::evaluation::{Evaluation, RuleBook, RuleSet, data};
-use crate::seed_history::run::{DEFINITION_VERSION, Run, RunStatus};
+use crate::evaluation::{Evaluation, RuleBook, RuleSet, data};
+use crate::run::{DEFINITION_VERSION, Run, RunStatus};
 
 /// The statement evaluations are sent with; the columns are in the order [`encode`] writes
 /// them.

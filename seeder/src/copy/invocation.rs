@@ -1,7 +1,7 @@
 //! An invocation as a line of `COPY app_invocations`.
 
 use super::fields::{integer, milliseconds, optional, text, timestamp, uuid};
-use crate::seed_history::history::Invocation;
+use crate::history::Invocation;
 
 /// The statement invocations are sent with; its columns are in the order [`encode`] writes
 /// them. COPY runs the table's statement triggers once per batch, so the rollups stay exact.

@@ -1,4 +1,4 @@
-//! `pipeline seed-history`: writes a realistic invocation history for benchmarks and for
+//! `seed-history`: writes a realistic invocation history for benchmarks and for
 //! analysts trying the product — tenants of very different sizes, their apps, workflow runs
 //! with retries, every status, payloads of varying size, `--years` of timestamps ending now.
 //!
@@ -15,10 +15,16 @@
 //! step is answered, `risk-checks` once it completed), with the data its rules saw, and every
 //! tenant gets those rule sets' definitions, so backtests have history to replay.
 //! A batch commits on its own: a failed run leaves the batches before it, counted.
+//!
+//! A crate of its own, outside the worker: it writes the tables directly (COPY), reads the
+//! invocation statuses and the read caches' channel from `readers`, and records rule outcomes
+//! through the engine's evaluator (`topics::definitions::rules`). Its command line is `cli`.
 
 mod attempt;
 mod catalogue;
+mod cli;
 mod copy;
+mod error;
 mod evaluation;
 mod finish;
 mod history;
@@ -41,7 +47,8 @@ use std::time::Instant;
 use chrono::Utc;
 use sqlx::{Connection, PgConnection};
 
-use crate::Error;
+pub use cli::main;
+use error::Error;
 use history::History;
 use population::Population;
 use summary::Summary;
@@ -89,7 +96,7 @@ impl Plan {
 }
 
 /// Runs the command: progress on stderr, the summary as JSON on stdout.
-pub(crate) fn main(options: Options) -> ExitCode {
+pub(crate) fn seed(options: Options) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,26 +2,28 @@
 //! rule's path (a field rule: in the run context; an app rule: `resultPath` in the action's
 //! output), and `failWhen {op, value}` says when the rule fails. A rule set's outcome is `fail`
 //! when any rule failed, else `error` when a rule could not be evaluated (its app call failed),
-//! else `pass`. Used by the runs stage's rule-set and `open_case` steps and by backtests'
-//! replays.
+//! else `pass`.
+//!
+//! The one evaluator of rules, beside their definitions: the pipeline's runs stage and
+//! backtests decide through it, and the history seeder records what it answers. The dot path
+//! it reads ([`resolve`]) is the one an app call's `inputMapping` reads too.
 
 use serde::Serialize;
 use serde_json::Value;
-use topics::definitions::{Condition, Op, Rule};
 
-use crate::dot_path::resolve;
+use super::{Condition, Op, Rule};
 
 /// One rule's outcome (the `outcome` label of `svc.rule.evaluation.duration`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum RuleOutcome {
+pub enum RuleOutcome {
     Pass,
     Fail,
     Error,
 }
 
 impl RuleOutcome {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             RuleOutcome::Pass => "pass",
             RuleOutcome::Fail => "fail",
@@ -31,12 +33,26 @@ impl RuleOutcome {
 }
 
 /// The outcome of `condition` for the value at `path` of `data`.
-pub(crate) fn decide(data: &Value, path: &str, condition: &Condition) -> RuleOutcome {
+pub fn decide(data: &Value, path: &str, condition: &Condition) -> RuleOutcome {
     if fails(resolve(data, path), condition) {
         RuleOutcome::Fail
     } else {
         RuleOutcome::Pass
     }
+}
+
+/// The value at a dot path (`a.b.0.c`: object keys, and array indexes where the value is an
+/// array), or `None` when any segment does not resolve. A key holding `null` resolves to it.
+pub fn resolve<'v>(source: &'v Value, path: &str) -> Option<&'v Value> {
+    if path.is_empty() {
+        return None;
+    }
+    path.split('.')
+        .try_fold(source, |value, segment| match value {
+            Value::Object(fields) => fields.get(segment),
+            Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        })
 }
 
 /// Whether `condition` holds for `value` (`None`: the path does not resolve). An ordered
@@ -73,7 +89,7 @@ fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// An inline rule's id: its own, else its index in the set.
-pub(crate) fn rule_id(rule: &Rule, index: usize) -> String {
+pub fn rule_id(rule: &Rule, index: usize) -> String {
     let id = match rule {
         Rule::App(rule) => rule.id.clone(),
         Rule::Field(rule) => rule.id.clone(),
@@ -82,7 +98,7 @@ pub(crate) fn rule_id(rule: &Rule, index: usize) -> String {
 }
 
 /// A rule set's outcome from its rules'.
-pub(crate) fn combined(outcomes: impl IntoIterator<Item = RuleOutcome>) -> RuleOutcome {
+pub fn combined(outcomes: impl IntoIterator<Item = RuleOutcome>) -> RuleOutcome {
     let mut combined = RuleOutcome::Pass;
     for outcome in outcomes {
         match outcome {
