@@ -13,13 +13,18 @@ use crate::auth::TokenVerifier;
 use crate::config::Config;
 use crate::directory::Sightings;
 use crate::error::Error;
+use crate::external_id_sources::ExternalIdSources;
 use crate::object_store::ObjectStore;
 use crate::rate_limit::RateLimiter;
 use crate::read_cache::{ReadCache, TIME_TO_LIVE};
+use crate::recorded_events::RecordedEvents;
 use crate::replies::Replies;
-use crate::routes::webhooks::{ExternalIdSources, RecordedEvents};
 use crate::stored_versions::StoredVersions;
 use crate::version_schemas::VersionSchemas;
+
+/// How many audit exports run at once in a process (beyond: 503 `overloaded` with
+/// `Retry-After`, `routes::audit_export`).
+pub(crate) const AUDIT_EXPORTS_AT_ONCE: usize = 4;
 
 /// Shared state of the API; cheap to clone.
 #[derive(Debug, Clone)]
@@ -146,7 +151,7 @@ impl State {
             metrics,
             recorded_events: RecordedEvents::new(redis_for_recorded),
             webhooks_in_flight,
-            audit_exports: crate::routes::audit_export::exports(),
+            audit_exports: Arc::new(Semaphore::new(AUDIT_EXPORTS_AT_ONCE)),
             external_id_sources: ExternalIdSources::default(),
             version_schemas: VersionSchemas::default(),
             stored_versions: StoredVersions::default(),

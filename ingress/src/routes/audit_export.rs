@@ -7,12 +7,11 @@
 //!
 //! Without `to`, an export ends at the moment it started.
 //!
-//! At most [`EXPORTS_AT_ONCE`] exports run in a process (beyond: 503 `overloaded` with
-//! `Retry-After`); a client that takes nothing for [`STALLED`] is dropped. A read that fails
-//! mid-way ends the body without its final chunk, so the client sees a broken transfer rather
-//! than a short file that looks whole.
+//! At most [`AUDIT_EXPORTS_AT_ONCE`](crate::state::AUDIT_EXPORTS_AT_ONCE) exports run in a process
+//! (beyond: 503 `overloaded` with `Retry-After`); a client that takes nothing for [`STALLED`] is
+//! dropped. A read that fails mid-way ends the body without its final chunk, so the client sees a
+//! broken transfer rather than a short file that looks whole.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,7 +21,7 @@ use hyper::body::Frame;
 use readers::audit::{Encoder, Filter, Pages};
 use service::http::Body;
 use sqlx::PgPool;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use topics::apps::ExportFormat;
 
 use super::audit_events::filter;
@@ -35,17 +34,10 @@ use crate::state::State;
 const CHUNK_BYTES: usize = 64 * 1024;
 /// Chunks written ahead of the client.
 const CHUNKS_AHEAD: usize = 4;
-/// Exports one process runs at once.
-pub(crate) const EXPORTS_AT_ONCE: usize = 4;
 /// How long a client may take nothing before its export is dropped.
 const STALLED: Duration = Duration::from_secs(60);
 
 type Chunk = Result<Frame<Bytes>, std::io::Error>;
-
-/// The exports running in this process.
-pub(crate) fn exports() -> Arc<Semaphore> {
-    Arc::new(Semaphore::new(EXPORTS_AT_ONCE))
-}
 
 pub(crate) async fn export(
     state: &State,

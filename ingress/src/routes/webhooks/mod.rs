@@ -18,9 +18,7 @@ mod answers;
 mod declared;
 #[cfg(fuzzing)]
 pub mod fuzzing;
-mod recorded;
 mod request;
-mod sources;
 
 use std::time::Duration;
 
@@ -38,8 +36,6 @@ use topics::callbacks::{Event, EventStatus};
 use topics::{Envelope, Principal};
 use uuid::Uuid;
 
-pub(crate) use self::recorded::RecordedEvents;
-pub(crate) use self::sources::ExternalIdSources;
 use crate::error::Error;
 use crate::session_call;
 use crate::state::State;
