@@ -1,5 +1,6 @@
 //! The stages, one per concern, each the single writer of its topic's keys: [`apps`] (the
-//! versions' lifecycle, the platform catalogue, approval settings), [`installs`] (installs,
+//! versions' lifecycle, the platform catalogue, approval settings), [`approvals`] (what deciding
+//! any approval request is: four-eyes, the decision), [`installs`] (installs,
 //! their secrets, test-call audits), [`definitions`] (versions of workflows and rules,
 //! publishing), [`runs`] (workflow runs and their app calls), [`callbacks`] (vendor webhook
 //! events settling the runs' callback sessions), [`circuits`] (each app's circuit, moved by its
@@ -10,6 +11,7 @@
 //! a version's status changes after the installs that read its status.
 //! [`Consuming`] runs each stage's consumer, reporting its state on `/healthz`.
 
+mod approvals;
 pub(crate) mod apps;
 pub(crate) mod backtests;
 pub(crate) mod callbacks;

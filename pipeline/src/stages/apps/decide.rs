@@ -1,10 +1,12 @@
 //! `Approve` and `Reject`: decide a version's open publish request (SPEC §3.1). Approving
-//! publishes; with four-eyes on, the requester approving is refused `four_eyes`. Rejecting
-//! leaves the version `uploaded`, so it can be requested again.
+//! publishes; with four-eyes on, the requester approving is refused `four_eyes` (decided, and
+//! the decision written, as for every request: [`approvals`]). Rejecting leaves the version
+//! `uploaded`, so it can be requested again.
 
 use async_trait::async_trait;
 use serde_json::json;
 use topics::apps::{Approve, Reject, Version, VersionStatus};
+use topics::definitions::Decision;
 use topics::{Applied, Apply, Outcome, RefusalCode};
 use uuid::Uuid;
 
@@ -12,22 +14,7 @@ use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
 use crate::stage::Context;
-
-/// How a request is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Decision {
-    Approved,
-    Rejected,
-}
-
-impl Decision {
-    fn as_str(self) -> &'static str {
-        match self {
-            Decision::Approved => "approved",
-            Decision::Rejected => "rejected",
-        }
-    }
-}
+use crate::stages::approvals::{self, Requests};
 
 #[async_trait]
 impl Apply<Approve, Context> for AppsStage {
@@ -83,26 +70,13 @@ async fn decide(
         ));
     };
     if decision == Decision::Approved {
-        let settings =
-            readers::approval_settings::get(&mut *cx.tx, readers::Tenant::new(tenant)).await?;
-        if settings.four_eyes && requested_by == cx.command.principal.id {
-            return Ok(Outcome::refused(
-                RefusalCode::FourEyes,
-                "Four-eyes is on: another administrator must approve your request.",
-            ));
+        let tenant = readers::Tenant::new(tenant);
+        if let Some(refused) = approvals::four_eyes(cx, tenant, &requested_by).await? {
+            return Ok(refused);
         }
     }
-    sqlx::query(
-        "UPDATE app_approval_requests SET decision = $2, decided_by = $3, decided_by_name = $4, \
-         decided_at = now(), decision_comment = $5 WHERE id = $1",
-    )
-    .bind(request_id)
-    .bind(decision.as_str())
-    .bind(&cx.command.principal.id)
-    .bind(&cx.command.principal.name)
-    .bind(comment)
-    .execute(&mut *cx.tx)
-    .await?;
+    let comment = comment.as_deref();
+    approvals::record(cx, Requests::AppVersions, request_id, decision, comment).await?;
     let audited = Audited {
         name,
         version: &row.version,

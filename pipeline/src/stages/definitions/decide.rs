@@ -1,7 +1,8 @@
 //! `Decide`: an open approval request approved, rejected or withdrawn (SPEC §3.4). Approving
 //! publishes the version (audit `definition.approval.approved`, then `<kind>.published`), after
 //! the same checks a publish makes: a version that can no longer be published is refused and
-//! the request stays open. With four-eyes on, the requester approving is 403 `four_eyes`. A
+//! the request stays open. With four-eyes on, the requester approving is 403 `four_eyes`
+//! ([`approvals`], as for an app version's request). A
 //! decided request is 409 `conflict` whatever the decision; a rejected or withdrawn version can
 //! be requested again. Who may withdraw is the API's to check (the requester, or an approver).
 
@@ -16,6 +17,7 @@ use super::DefinitionsStage;
 use super::publish::{self, approval_event};
 use crate::Error;
 use crate::stage::Context;
+use crate::stages::approvals::{self, Requests};
 
 /// What a decision is about.
 pub(super) struct Deciding<'a> {
@@ -71,12 +73,8 @@ async fn apply(cx: &mut Context, decide: &Decide) -> Result<Outcome<ApprovalRequ
     }
     let mut publishing = None;
     if decision == Decision::Approved {
-        let settings = readers::approval_settings::get(&mut *cx.tx, tenant).await?;
-        if settings.four_eyes && request.requested_by == cx.command.principal.id {
-            return Ok(Outcome::refused(
-                RefusalCode::FourEyes,
-                "Four-eyes is on: someone other than the requester must approve.",
-            ));
+        if let Some(refused) = approvals::four_eyes(cx, tenant, &request.requested_by).await? {
+            return Ok(refused);
         }
         let read = match publish::read(&mut cx.tx, tenant, kind, key, request.version).await? {
             Ok(read) => read,
@@ -87,17 +85,7 @@ async fn apply(cx: &mut Context, decide: &Decide) -> Result<Outcome<ApprovalRequ
         }
         publishing = Some(read);
     }
-    sqlx::query(
-        "UPDATE definition_approval_requests SET decision = $2, decided_by = $3, \
-         decided_by_name = $4, decided_at = now(), decision_comment = $5 WHERE id = $1",
-    )
-    .bind(approval)
-    .bind(decision.as_str())
-    .bind(&cx.command.principal.id)
-    .bind(&cx.command.principal.name)
-    .bind(comment)
-    .execute(&mut *cx.tx)
-    .await?;
+    approvals::record(cx, Requests::Definitions, approval, decision, comment).await?;
     let action = match decision {
         Decision::Approved => "definition.approval.approved",
         Decision::Rejected => "definition.approval.rejected",
