@@ -31,7 +31,16 @@ pub(crate) fn app_name(name: &str) -> Result<&str, Error> {
 
 /// A record id: a UUID.
 pub(crate) fn id(name: &str, value: &str) -> Result<Uuid, Error> {
-    Uuid::try_parse(value).map_err(|_| Error::validation(Location::Path, name, "must be a UUID"))
+    uuid(value).ok_or_else(|| Error::validation(Location::Path, name, "must be a UUID"))
+}
+
+/// A UUID in the hyphenated form of RFC 9562 (`format: uuid`), in either case; not the simple,
+/// braced or URN forms `Uuid::try_parse` also takes.
+pub(crate) fn uuid(text: &str) -> Option<Uuid> {
+    if text.len() != 36 {
+        return None;
+    }
+    Uuid::try_parse(text).ok()
 }
 
 /// SPEC §2.8: a letter followed by up to 63 letters, digits or `_`.
@@ -67,6 +76,23 @@ mod tests {
         assert!(!is_app_name("Kyc"));
         assert!(!is_app_name("kyc_check"));
         assert!(!is_app_name(&"a".repeat(101)));
+    }
+
+    #[test]
+    fn ids_are_hyphenated_uuids() {
+        let hyphenated = "0190a4e2-8c3b-7d10-9a3e-2b4c5d6e7f80";
+        assert!(uuid(hyphenated).is_some());
+        assert!(uuid(&hyphenated.to_uppercase()).is_some());
+        for other in [
+            "0190a4e28c3b7d109a3e2b4c5d6e7f80",
+            "{0190a4e2-8c3b-7d10-9a3e-2b4c5d6e7f80}",
+            "urn:uuid:0190a4e2-8c3b-7d10-9a3e-2b4c5d6e7f80",
+            "0190a4e2-8c3b-7d10-9a3e-2b4c5d6e7f8",
+            "",
+        ] {
+            assert!(uuid(other).is_none(), "{other}");
+            assert!(id("id", other).is_err(), "{other}");
+        }
     }
 
     #[test]

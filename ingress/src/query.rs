@@ -65,13 +65,11 @@ impl<'a> Query<'a> {
 
     pub(crate) fn uuid(&mut self, name: &str) -> Option<Uuid> {
         let raw = self.one(name)?;
-        match Uuid::try_parse(&raw) {
-            Ok(id) => Some(id),
-            Err(_) => {
-                self.issue(name, "must be a UUID");
-                None
-            }
+        let id = crate::path::uuid(&raw);
+        if id.is_none() {
+            self.issue(name, "must be a UUID");
         }
+        id
     }
 
     /// An RFC 3339 date-time (`2026-11-22T10:00:00Z`, an offset, fractions allowed).

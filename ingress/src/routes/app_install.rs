@@ -13,7 +13,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
 use topics::installs::{Install as InstallCommand, Uninstall};
-use uuid::Uuid;
 
 use super::apps::viewer;
 use crate::body;
@@ -27,7 +26,7 @@ use crate::version_schemas::SchemaOf;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Install {
-    version_id: Uuid,
+    version_id: body::Id,
     #[serde(default = "enabled_default")]
     enabled: bool,
     #[serde(default)]
@@ -52,7 +51,7 @@ pub(crate) async fn put(
         &state.pool,
         viewer(origin.caller),
         &name,
-        install.version_id,
+        install.version_id.0,
     )
     .await?
     {
@@ -60,7 +59,7 @@ pub(crate) async fn put(
     }
     let version = state
         .stored_versions
-        .get(&state.pool, install.version_id)
+        .get(&state.pool, install.version_id.0)
         .await?;
     if state.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
@@ -78,7 +77,7 @@ pub(crate) async fn put(
         .map_err(Error::body_issues)?;
     let command = InstallCommand {
         name,
-        version_id: install.version_id,
+        version_id: install.version_id.0,
         enabled: install.enabled,
         config,
     };

@@ -38,15 +38,16 @@ pub(super) fn filter(query: &mut Query<'_>) -> Filter {
         .into_iter()
         .map(|action| action.into_owned())
         .collect();
-    // An action named twice is one branch, not two (its events would count twice).
-    actions.sort();
-    actions.dedup();
+    // Counted as given, repeats included: the document's `maxItems` counts them too.
     if actions.len() > MAX_ACTIONS {
         query.reject(
             "action",
             format!("may be given at most {MAX_ACTIONS} times"),
         );
     }
+    // An action named twice is one branch, not two (its events would count twice).
+    actions.sort();
+    actions.dedup();
     if actions
         .iter()
         .any(|a| a.is_empty() || a.chars().count() > MAX_VALUE_CHARS || a.contains('\0'))

@@ -26,7 +26,7 @@ const MAX_INTERVAL_HOURS: i32 = 168;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ScheduleBody {
     enabled: bool,
-    #[serde(default = "a_day")]
+    #[serde(default = "a_day", deserialize_with = "body::whole")]
     interval_hours: i32,
     #[serde(default = "ndjson")]
     format: ExportFormat,

@@ -28,28 +28,28 @@ const LIMIT: (i64, i64, i64) = (1, 5000, 1000);
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct StartBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     rule_key: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     rule_version: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     rule_set_key: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     rule_set_version: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     workflow_key: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     workflow_version: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::object")]
     sample: SampleBody,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct SampleBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     last_days: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     limit: Option<i64>,
 }
 
@@ -181,6 +181,9 @@ pub(crate) async fn list(
         ("workflowKey", "workflow"),
     ] {
         if let Some(key) = query.one(name) {
+            if !is_key(&key) {
+                query.reject(name, KEY_RULE);
+            }
             if filter.kind.is_some() {
                 query.reject(name, "name one of ruleKey, ruleSetKey and workflowKey");
             }

@@ -29,11 +29,11 @@ struct OpenBody {
     #[serde(rename = "type")]
     case_type: String,
     title: String,
-    #[serde(default)]
-    subject_id: Option<Uuid>,
+    #[serde(default, deserialize_with = "body::given")]
+    subject_id: Option<body::Id>,
     #[serde(default = "medium")]
     priority: Priority,
-    #[serde(default = "a_day")]
+    #[serde(default = "a_day", deserialize_with = "body::whole")]
     sla_hours: u32,
 }
 
@@ -81,7 +81,7 @@ pub(crate) async fn open(
         opening: Opening {
             case_type: opened.case_type,
             title: opened.title,
-            subject_id: opened.subject_id,
+            subject_id: opened.subject_id.map(|id| id.0),
             priority: opened.priority,
             sla_due_at: Utc::now() + chrono::Duration::hours(i64::from(opened.sla_hours)),
         },

@@ -37,7 +37,7 @@ use crate::state::State;
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenSubmission {
-    workflow_run_id: Uuid,
+    workflow_run_id: body::Id,
 }
 
 pub(crate) async fn open(
@@ -47,7 +47,7 @@ pub(crate) async fn open(
 ) -> Result<Response<Body>, Error> {
     let open: OpenSubmission = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
     let command = Open {
-        run_id: open.workflow_run_id,
+        run_id: open.workflow_run_id.0,
         submission_id: Uuid::now_v7(),
     };
     let opened = commands::submit(state, origin, command).await?;

@@ -17,7 +17,7 @@ use crate::auth::Principal;
 use crate::body;
 use crate::commands::{self, Origin};
 use crate::comment;
-use crate::error::{Error, Location};
+use crate::error::{Error, Issue, Location};
 use crate::state::State;
 
 pub(crate) async fn create_version(
@@ -27,7 +27,12 @@ pub(crate) async fn create_version(
     (kind, key): (&str, &str),
 ) -> Result<Response<HttpBody>, Error> {
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
-    let value: Value = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let mut value: Value = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let mut issues = Vec::new();
+    refused_members(&mut value, "", &mut issues);
+    if !issues.is_empty() {
+        return Err(Error::Validation(issues));
+    }
     let parsed = Body::parse(kind, value).map_err(|error| {
         let path = body::pointer_of(error.path());
         Error::validation(Location::Body, path, error.into_inner().to_string())
@@ -36,12 +41,11 @@ pub(crate) async fn create_version(
     if !problems.is_empty() {
         let issues = problems
             .into_iter()
-            .map(|(path, message)| crate::error::Issue::new(Location::Body, path, message))
+            .map(|(path, message)| Issue::new(Location::Body, path, message))
             .collect();
         return Err(Error::Validation(issues));
     }
-    // The version keeps the body as read: a member sent as `null` is absent, as the document
-    // describes it, and the answer and every later read say so.
+    // The version keeps the body as read, in the reader's own spelling of it.
     let body = serde_json::to_value(&parsed)
         .map_err(|error| Error::Internal(format!("a definition body: {error}")))?;
     let command = CreateVersion {
@@ -51,6 +55,76 @@ pub(crate) async fn create_version(
     };
     let created = commands::submit(state, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &created))
+}
+
+/// What the body's reader (`Body::parse`) would take though the document refuses it, refused
+/// where it stands:
+/// - a member given as `null`, which the reader takes as left out (the document types every
+///   member without `null`, but for a condition's `value` and what an `input` object holds,
+///   which are any JSON);
+/// - a member beside `rule` in a named rule entry, which it ignores (`{rule}` takes no other);
+/// - a `type` that is not a string, which it reads as the variant of that index;
+/// - an array where a condition (`failWhen`, `when`) or a rule entry is an object, which it
+///   reads as the object's fields in order.
+///
+/// And what it refuses though the document allows it: a step's `slaHours` written with a zero
+/// fraction (`24.0`, an `integer` to the document) is handed to it as the integer.
+fn refused_members(value: &mut Value, at: &str, issues: &mut Vec<Issue>) {
+    match value {
+        Value::Object(members) => {
+            if members.contains_key("rule") && !members.contains_key("type") {
+                for name in members.keys().filter(|name| *name != "rule") {
+                    let message = format!("unknown field `{name}`: a named rule entry is {{rule}}");
+                    issues.push(Issue::new(
+                        Location::Body,
+                        schema::pointer(at, name),
+                        message,
+                    ));
+                }
+            }
+            for (name, member) in members.iter_mut() {
+                let pointer = schema::pointer(at, name);
+                match (name.as_str(), &*member) {
+                    ("value", _) => {}
+                    (_, Value::Null) => {
+                        issues.push(Issue::new(Location::Body, pointer, body::NULL_MESSAGE));
+                    }
+                    ("input", _) => {}
+                    ("failWhen" | "when", member) if !member.is_object() => {
+                        issues.push(Issue::new(Location::Body, pointer, body::OBJECT_MESSAGE));
+                    }
+                    ("rules", Value::Array(entries)) if entries.iter().any(|e| !e.is_object()) => {
+                        for (index, entry) in entries.iter().enumerate() {
+                            if !entry.is_object() {
+                                let at = schema::pointer(&pointer, &index.to_string());
+                                issues.push(Issue::new(Location::Body, at, body::OBJECT_MESSAGE));
+                            }
+                        }
+                    }
+                    ("type", Value::String(_)) => {}
+                    ("type", _) => {
+                        issues.push(Issue::new(Location::Body, pointer, "must be a string"));
+                    }
+                    ("slaHours", Value::Number(number)) => {
+                        if let Some(whole) = number
+                            .as_f64()
+                            .filter(|f| number.as_u64().is_none() && f.fract() == 0.0)
+                            .filter(|f| (0.0..=f64::from(u32::MAX)).contains(f))
+                        {
+                            *member = Value::from(whole as u64);
+                        }
+                    }
+                    _ => refused_members(member, &pointer, issues),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter_mut().enumerate() {
+                refused_members(item, &schema::pointer(at, &index.to_string()), issues);
+            }
+        }
+        _ => {}
+    }
 }
 
 pub(crate) async fn get(
@@ -129,4 +203,68 @@ fn version_of(version: &str) -> Result<i32, Error> {
         .ok()
         .filter(|v| *v > 0)
         .ok_or_else(|| Error::validation(Location::Path, "version", "must be an integer > 0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn refused_paths(mut value: Value) -> Vec<String> {
+        let mut issues = Vec::new();
+        refused_members(&mut value, "", &mut issues);
+        issues.into_iter().map(|issue| issue.path).collect()
+    }
+
+    #[test]
+    fn a_member_given_as_null_is_refused_where_it_stands() {
+        let body = json!({"steps": [
+            {"id": "screen", "type": "rule_set", "outputKey": null, "rules": [
+                {"type": "field", "path": "score", "failWhen": {"op": "eq", "value": null}},
+            ]},
+            {"id": "call", "type": "call_app", "app": "kyc", "action": "check",
+             "input": {"name": null}, "inputMapping": {"name": null}},
+        ]});
+        assert_eq!(
+            refused_paths(body),
+            vec!["/steps/0/outputKey", "/steps/1/inputMapping/name"]
+        );
+        assert!(refused_paths(json!({"workflow": "onboarding"})).is_empty());
+        assert_eq!(
+            refused_paths(json!({"rules": [{"rule": "pep", "x": 1}, {"rule": "sanctions"}]})),
+            vec!["/rules/0/x"]
+        );
+        assert_eq!(
+            refused_paths(json!({"rules": [["pep"], {"type": "field", "failWhen": ["eq"]}]})),
+            vec!["/rules/0"]
+        );
+        assert_eq!(
+            refused_paths(json!({"rules": [{"type": "field", "failWhen": ["eq"]}]})),
+            vec!["/rules/0/failWhen"]
+        );
+        assert_eq!(
+            refused_paths(json!({"steps": [{"input": null}]})),
+            vec!["/steps/0/input"]
+        );
+        assert_eq!(
+            refused_paths(
+                json!({"rules": [{"type": 0, "path": "a", "failWhen": {"op": "exists"}}]})
+            ),
+            vec!["/rules/0/type"]
+        );
+    }
+
+    #[test]
+    fn a_whole_sla_is_handed_on_as_an_integer() {
+        let mut body =
+            json!({"steps": [{"type": "open_case", "slaHours": 24.0}, {"slaHours": 2.5}]});
+        let mut issues = Vec::new();
+        refused_members(&mut body, "", &mut issues);
+        assert!(issues.is_empty());
+        assert_eq!(
+            body,
+            json!({"steps": [{"type": "open_case", "slaHours": 24}, {"slaHours": 2.5}]})
+        );
+    }
 }

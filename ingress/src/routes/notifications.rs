@@ -11,7 +11,6 @@ use readers::notifications::{self, Reader};
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::notifications::{MarkAllRead, MarkRead as Mark};
-use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
 use crate::body;
@@ -26,8 +25,8 @@ const MAX_IDS: usize = 100;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReadBody {
-    #[serde(default)]
-    ids: Option<Vec<Uuid>>,
+    #[serde(default, deserialize_with = "body::given")]
+    ids: Option<Vec<body::Id>>,
 }
 
 pub(crate) async fn list(
@@ -56,7 +55,10 @@ pub(crate) async fn mark_read(
             let message = format!("at most {MAX_IDS} ids; leave ids out to mark every one read");
             return Err(Error::validation(Location::Body, "/ids", message));
         }
-        Some(ids) => commands::submit(state, origin, Mark { reader, admin, ids }).await?,
+        Some(ids) => {
+            let ids = ids.into_iter().map(|id| id.0).collect();
+            commands::submit(state, origin, Mark { reader, admin, ids }).await?
+        }
         None => {
             let until = chrono::Utc::now();
             let all = MarkAllRead {

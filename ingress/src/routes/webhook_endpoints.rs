@@ -52,13 +52,13 @@ fn enabled_default() -> bool {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Update {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     url: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     event_types: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given")]
     enabled: Option<bool>,
 }
 

@@ -26,10 +26,10 @@ use crate::state::State;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct StartRun {
     definition_key: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "body::given_whole")]
     version: Option<i32>,
-    #[serde(default)]
-    subject_id: Option<Uuid>,
+    #[serde(default, deserialize_with = "body::given")]
+    subject_id: Option<body::Id>,
     #[serde(default)]
     context: Map<String, Value>,
 }
@@ -58,7 +58,7 @@ pub(crate) async fn start(
         run_id: Uuid::now_v7(),
         definition_key: start.definition_key,
         version: start.version,
-        subject_id: start.subject_id,
+        subject_id: start.subject_id.map(|id| id.0),
         context: Value::Object(start.context),
     };
     let run = commands::submit(state, origin, command).await?;
