@@ -2,10 +2,9 @@
 //! reject, a definition's publish request and its decision, a case's decision): optional, at
 //! most [`MAX_CHARS`] characters.
 
-use hyper::body::Incoming;
 use serde::Deserialize;
 
-use crate::body;
+use crate::call::Call;
 use crate::error::{Error, Location};
 
 /// The longest comment.
@@ -20,11 +19,8 @@ struct Commented {
 }
 
 /// The comment of a body `{comment?}` (an empty body has none).
-pub(crate) async fn read(
-    parts: &http::request::Parts,
-    request: Incoming,
-) -> Result<Option<String>, Error> {
-    let Commented { comment } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn read(call: Call<'_>) -> Result<Option<String>, Error> {
+    let Commented { comment } = call.json().await?;
     check(comment.as_deref())?;
     Ok(comment)
 }

@@ -29,13 +29,15 @@ pub(crate) enum InternalRoute {
 
 impl Route for InternalRoute {
     // Metrics are scraped from the public listener (or METRICS_PORT), not from this one.
-    const ALL: &'static [Self] = &[
-        InternalRoute::Operational(OperationalRoute::Live),
-        InternalRoute::Operational(OperationalRoute::Ready),
-        InternalRoute::FetchModule,
-        InternalRoute::ListCallDocuments,
-        InternalRoute::FetchCallDocument,
-    ];
+    fn all() -> Vec<Self> {
+        vec![
+            InternalRoute::Operational(OperationalRoute::Live),
+            InternalRoute::Operational(OperationalRoute::Ready),
+            InternalRoute::FetchModule,
+            InternalRoute::ListCallDocuments,
+            InternalRoute::FetchCallDocument,
+        ]
+    }
 
     fn method(self) -> Method {
         match self {

@@ -8,6 +8,7 @@
 
 mod auth;
 mod body;
+mod call;
 mod catalogue;
 mod cli;
 mod client_address;

@@ -33,12 +33,14 @@ enum HealthRoute {
 }
 
 impl Route for HealthRoute {
-    const ALL: &'static [Self] = &[
-        HealthRoute::Operational(OperationalRoute::Live),
-        HealthRoute::Operational(OperationalRoute::Ready),
-        HealthRoute::Operational(OperationalRoute::Metrics),
-        HealthRoute::Workers,
-    ];
+    fn all() -> Vec<Self> {
+        vec![
+            HealthRoute::Operational(OperationalRoute::Live),
+            HealthRoute::Operational(OperationalRoute::Ready),
+            HealthRoute::Operational(OperationalRoute::Metrics),
+            HealthRoute::Workers,
+        ]
+    }
 
     fn method(self) -> Method {
         match self {

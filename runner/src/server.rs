@@ -33,15 +33,17 @@ pub(crate) enum ApiRoute {
 }
 
 impl Route for RunnerRoute {
-    const ALL: &'static [Self] = &[
-        RunnerRoute::Operational(OperationalRoute::Live),
-        RunnerRoute::Operational(OperationalRoute::Ready),
-        RunnerRoute::Operational(OperationalRoute::Metrics),
-        RunnerRoute::Api(ApiRoute::Inspect),
-        RunnerRoute::Api(ApiRoute::Invoke),
-        RunnerRoute::Api(ApiRoute::WebhooksHandle),
-        RunnerRoute::Api(ApiRoute::Handoff),
-    ];
+    fn all() -> Vec<Self> {
+        vec![
+            RunnerRoute::Operational(OperationalRoute::Live),
+            RunnerRoute::Operational(OperationalRoute::Ready),
+            RunnerRoute::Operational(OperationalRoute::Metrics),
+            RunnerRoute::Api(ApiRoute::Inspect),
+            RunnerRoute::Api(ApiRoute::Invoke),
+            RunnerRoute::Api(ApiRoute::WebhooksHandle),
+            RunnerRoute::Api(ApiRoute::Handoff),
+        ]
+    }
 
     fn method(self) -> Method {
         match self {

@@ -8,10 +8,10 @@ use readers::activity::{self, CASE_ACTIONS, DEFINITION_ACTIONS};
 use serde::Serialize;
 use service::http::{Body, response};
 
-use crate::auth::{Permission, Principal};
+use crate::auth::Permission;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::Query;
-use crate::state::State;
 
 /// SPEC §8.
 const DEFAULT_LIMIT: i64 = 5;
@@ -22,11 +22,8 @@ struct Feed {
     items: Vec<activity::Item>,
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
     query.finish()?;

@@ -5,16 +5,12 @@ use http::{Response, StatusCode};
 use readers::apps::approvals;
 use service::http::{Body, response};
 
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let open = query.boolean("open", true);
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);

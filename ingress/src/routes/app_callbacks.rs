@@ -9,16 +9,12 @@ use readers::{Page, Tenant};
 use service::http::{Body, response};
 
 use super::app_invocations::{DEFAULT_LIMIT, MAX_LIMIT, visibility};
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::{MAX_OFFSET, Query};
-use crate::state::State;
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let (filter, page) = parse(raw_query)?;
     let tenant = Tenant::new(principal.tenant);
     let found = callbacks::list(&state.pool, tenant, &filter, page, visibility(principal)).await?;

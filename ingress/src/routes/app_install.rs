@@ -7,7 +7,6 @@
 //! secret is missing when enabling, no run waits on a callback when uninstalling.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::apps::versions;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -16,11 +15,11 @@ use topics::installs::{Install as InstallCommand, Uninstall};
 
 use super::apps::viewer;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::Error;
 use crate::path;
 use crate::query::Query;
-use crate::state::State;
 use crate::version_schemas::SchemaOf;
 
 #[derive(Debug, Deserialize)]
@@ -37,16 +36,11 @@ fn enabled_default() -> bool {
     true
 }
 
-pub(crate) async fn put(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-    name: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name) = (call.state, call.origin(), call.param("name"));
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
-    let install: Install = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let install: Install = call.json().await?;
     if !versions::is_visible(
         &state.pool,
         viewer(origin.caller),
@@ -85,12 +79,9 @@ pub(crate) async fn put(
     Ok(response::json(StatusCode::OK, &installed))
 }
 
-pub(crate) async fn delete(
-    state: &State,
-    origin: Origin<'_>,
-    name: &str,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn delete(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name, raw_query) =
+        (call.state, call.origin(), call.param("name"), call.query());
     state.apps()?;
     let name = path::app_name(name)?.to_owned();
     let mut query = Query::parse(raw_query);

@@ -8,6 +8,7 @@ use readers::{Page, Tenant};
 use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
+use crate::call::Call;
 use crate::error::{Error, Location};
 use crate::query::{MAX_OFFSET, Query};
 use crate::read_cache::Key;
@@ -62,11 +63,8 @@ pub(crate) fn parse_list_query(raw: Option<&str>) -> Result<(InvocationFilter, P
     ))
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let (filter, page) = parse_list_query(raw_query)?;
     let tenant = Tenant::new(principal.tenant);
     let shown = visibility(principal);
@@ -82,11 +80,8 @@ pub(crate) async fn list(
     Ok(cached_json(state, key, &body))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let id = Uuid::try_parse(id)
         .map_err(|_| Error::validation(Location::Path, "id", "must be a UUID"))?;
     let tenant = Tenant::new(principal.tenant);

@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::apps::{installs, versions};
 use serde::Deserialize;
 use service::http::{Body, response};
@@ -17,7 +16,7 @@ use topics::installs::{RevokeSecret, StoreSecret};
 use topics::sealed::{Binding, SecretKeys};
 
 use super::apps::viewer;
-use crate::body;
+use crate::call::Call;
 use crate::commands::{self, Origin};
 use crate::error::{Error, Location};
 use crate::path;
@@ -39,17 +38,17 @@ impl std::fmt::Debug for Value {
     }
 }
 
-pub(crate) async fn store(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-    (name, secret): (&str, &str),
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn store(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name, secret) = (
+        call.state,
+        call.origin(),
+        call.param("name"),
+        call.param("secret"),
+    );
     let keys = secret_store(state)?;
     let name = path::app_name(name)?.to_owned();
     let secret = path::secret_name(secret)?.to_owned();
-    let Value { value } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let Value { value } = call.json().await?;
     if value.is_empty() || value.len() > MAX_VALUE_BYTES {
         return Err(Error::validation(
             Location::Body,
@@ -74,11 +73,13 @@ pub(crate) async fn store(
     Ok(response::json(StatusCode::OK, &stored))
 }
 
-pub(crate) async fn revoke(
-    state: &State,
-    origin: Origin<'_>,
-    (name, secret): (&str, &str),
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn revoke(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name, secret) = (
+        call.state,
+        call.origin(),
+        call.param("name"),
+        call.param("secret"),
+    );
     secret_store(state)?;
     let name = path::app_name(name)?.to_owned();
     let secret = path::secret_name(secret)?.to_owned();

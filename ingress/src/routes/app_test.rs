@@ -10,7 +10,6 @@
 use std::time::Duration;
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::apps::{installs, versions};
 use readers::redaction::{REDACTED, redact_values};
 use runner::client::{CallAnswer, RunnerCode, RunnerFailure};
@@ -23,8 +22,8 @@ use uuid::Uuid;
 
 use super::apps::viewer;
 use crate::auth::Permission;
-use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
 use crate::install_secrets;
 use crate::path;
@@ -54,16 +53,11 @@ struct Outcome {
     usage: Value,
 }
 
-pub(crate) async fn call(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-    name: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name) = (call.state, call.origin(), call.param("name"));
     let (runner, _) = state.apps()?;
     let name = path::app_name(name)?.to_owned();
-    let test: TestCall = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let test: TestCall = call.json().await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
     let install = installs::get(&mut connection, tenant, &name)

@@ -7,7 +7,6 @@
 
 use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, Response, StatusCode};
-use hyper::body::Incoming;
 use runner::client::{Inspection, RunnerCode, RunnerFailure};
 use schema::module::MAX_MODULE_BYTES;
 use serde_json::Value;
@@ -16,17 +15,13 @@ use topics::apps::{Module, Upload};
 use uuid::Uuid;
 
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Issue, Location};
 use crate::object_store::{ObjectStore, StoreError};
-use crate::state::State;
 
-pub(crate) async fn upload(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn upload(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, parts, request) = (call.state, call.origin(), &call.parts, call.body);
     let (runner, objects) = state.apps()?;
     if !is_wasm(parts.headers.get(CONTENT_TYPE)) {
         return Err(Error::UnsupportedMediaType {

@@ -4,13 +4,13 @@
 //! `conflict`. Platform versions follow the release: no tenant can change one (409).
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::apps::versions;
 use service::http::{Body, response};
 use topics::apps::{Approve, Publish, Publisher, Reject, Version, VersionStatus, Withdraw};
 use uuid::Uuid;
 
 use super::apps::viewer;
+use crate::call::Call;
 use crate::commands::{self, Origin};
 use crate::comment;
 use crate::error::Error;
@@ -38,12 +38,13 @@ async fn own_version(
     Ok((name, id, version))
 }
 
-pub(crate) async fn publish(
-    state: &State,
-    origin: Origin<'_>,
-    name: &str,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn publish(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name, id) = (
+        call.state,
+        call.origin(),
+        call.param("name"),
+        call.param("id"),
+    );
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
     let version = commands::submit(state, origin, Publish { version_id, name }).await?;
     // Still `uploaded`: an approval request opened instead.
@@ -57,21 +58,25 @@ pub(crate) async fn publish(
 
 /// How a publish request is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+enum Verdict {
     Approve,
     Reject,
 }
 
+pub(crate) async fn approve(call: Call<'_>) -> Result<Response<Body>, Error> {
+    decide(call, Verdict::Approve).await
+}
+
+pub(crate) async fn reject(call: Call<'_>) -> Result<Response<Body>, Error> {
+    decide(call, Verdict::Reject).await
+}
+
 /// `approve` or `reject`, with the optional `{comment}`.
-pub(crate) async fn decide(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    (name, id): (&str, &str),
-    verdict: Verdict,
-) -> Result<Response<Body>, Error> {
+async fn decide(call: Call<'_>, verdict: Verdict) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let (name, id) = (call.param("name"), call.param("id"));
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let comment = comment::read(parts, request).await?;
+    let comment = comment::read(call).await?;
     let version = match verdict {
         Verdict::Approve => {
             let approve = Approve {
@@ -93,12 +98,13 @@ pub(crate) async fn decide(
     Ok(response::json(StatusCode::OK, &version))
 }
 
-pub(crate) async fn withdraw(
-    state: &State,
-    origin: Origin<'_>,
-    name: &str,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn withdraw(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, name, id) = (
+        call.state,
+        call.origin(),
+        call.param("name"),
+        call.param("id"),
+    );
     let (name, version_id, version) = own_version(state, origin, name, id).await?;
     let seen = version.status;
     let command = Withdraw {

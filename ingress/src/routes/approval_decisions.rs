@@ -7,14 +7,13 @@
 //! own approve under four-eyes 403 `four_eyes`).
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::approvals;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::definitions::{AddComment, ApprovalRequest, Decide, Decision};
 
 use crate::auth::Permission;
-use crate::body;
+use crate::call::Call;
 use crate::commands::{self, Origin};
 use crate::comment;
 use crate::error::{Error, Location};
@@ -30,15 +29,22 @@ struct RemarkBody {
     body: String,
 }
 
-pub(crate) async fn decide(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    id: &str,
-    decision: Decision,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn approve(call: Call<'_>) -> Result<Response<Body>, Error> {
+    decide(call, Decision::Approved).await
+}
+
+pub(crate) async fn reject(call: Call<'_>) -> Result<Response<Body>, Error> {
+    decide(call, Decision::Rejected).await
+}
+
+pub(crate) async fn withdraw(call: Call<'_>) -> Result<Response<Body>, Error> {
+    decide(call, Decision::Withdrawn).await
+}
+
+async fn decide(call: Call<'_>, decision: Decision) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let approval = requested(state, origin, id).await?;
-    let comment = comment::read(parts, request).await?;
+    let comment = comment::read(call).await?;
     let caller = origin.caller;
     if decision == Decision::Withdrawn
         && *approval.requested_by != *caller.sub
@@ -59,14 +65,10 @@ pub(crate) async fn decide(
     Ok(response::json(StatusCode::OK, &decided))
 }
 
-pub(crate) async fn comment(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn comment(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let approval = requested(state, origin, id).await?;
-    let RemarkBody { body } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let RemarkBody { body } = call.json().await?;
     let length = body.trim().chars().count();
     if length == 0 || body.chars().count() > MAX_REMARK_CHARS {
         let message = format!("must be 1 to {MAX_REMARK_CHARS} characters, not all blank");

@@ -18,7 +18,8 @@ use service::http::{Body, response};
 use topics::backtests::Backtest;
 use topics::definitions::{ApprovalRequest, Body as DefinitionBody, Comment, Kind, Version};
 
-use crate::auth::{Permission, Principal};
+use crate::auth::Permission;
+use crate::call::Call;
 use crate::error::Error;
 use crate::path;
 use crate::state::State;
@@ -38,11 +39,8 @@ struct Detail {
     discussion: Vec<Comment>,
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let id = path::id("id", id)?;
     let tenant = Tenant::new(principal.tenant);
     // One connection, one query after another: a detail never takes more of the pool than a

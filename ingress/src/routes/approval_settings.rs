@@ -4,16 +4,13 @@
 //! like every other change.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::apps::SetApprovalSettings;
 
-use crate::auth::Principal;
-use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
-use crate::state::State;
 
 /// The kinds a tenant can require approvals for.
 const KINDS: [&str; 5] = ["workflow", "rule", "rule_set", "collection_flow", "app"];
@@ -32,19 +29,16 @@ fn four_eyes_default() -> bool {
     true
 }
 
-pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
     let settings = readers::approval_settings::get(&state.pool, tenant).await?;
     Ok(response::json(StatusCode::OK, &settings))
 }
 
-pub(crate) async fn put(
-    state: &State,
-    origin: Origin<'_>,
-    parts: &http::request::Parts,
-    request: Incoming,
-) -> Result<Response<Body>, Error> {
-    let settings: Settings = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let settings: Settings = call.json().await?;
     if let Some(kinds) = &settings.required_for {
         for (i, kind) in kinds.iter().enumerate() {
             if !KINDS.contains(&kind.as_str()) || kinds[..i].contains(kind) {

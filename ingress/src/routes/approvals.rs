@@ -8,16 +8,12 @@ use readers::approvals::{self, Filter};
 use service::http::{Body, response};
 use topics::definitions::Kind;
 
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let open = match query.one("status").as_deref() {
         None | Some("open") => true,

@@ -9,9 +9,9 @@ use serde_json::json;
 use service::http::{Body, response};
 
 use crate::auth::{Permission, Principal};
+use crate::call::Call;
 use crate::error::Error;
 use crate::path;
-use crate::state::State;
 
 /// What the caller sees: its tenant's versions, `uploaded` ones only with `apps:publish`.
 pub(crate) fn viewer(principal: &Principal) -> Viewer {
@@ -21,17 +21,15 @@ pub(crate) fn viewer(principal: &Principal) -> Viewer {
     }
 }
 
-pub(crate) async fn list(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal) = (call.state, call.principal);
     let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
     let items = catalogue::list(&mut connection, viewer(principal)).await?;
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    name: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
     let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
     let entry = catalogue::get(&mut connection, viewer(principal), name)
@@ -40,11 +38,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &entry))
 }
 
-pub(crate) async fn versions(
-    state: &State,
-    principal: &Principal,
-    name: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn versions(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
     let items = versions::of_app(&state.pool, viewer(principal), name).await?;
     if items.is_empty() {
@@ -56,11 +51,8 @@ pub(crate) async fn versions(
 /// Published definitions of the tenant that call the app (their steps and app rules written
 /// out), with the actions they call, by kind and key. An app name the tenant sees no version
 /// of answers 404.
-pub(crate) async fn usage(
-    state: &State,
-    principal: &Principal,
-    name: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn usage(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
     let seen = versions::of_app(&state.pool, viewer(principal), name).await?;
     if seen.is_empty() {

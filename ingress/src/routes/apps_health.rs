@@ -4,17 +4,13 @@
 use http::{Response, StatusCode};
 use readers::apps::health::{self, DEFAULT_WINDOW_MINUTES, WINDOW_MINUTES};
 
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::Query;
-use crate::state::State;
 use service::http::{Body, response};
 
-pub(crate) async fn report(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn report(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let window = query.integer(
         "windowMinutes",

@@ -7,21 +7,17 @@ use http::{Response, StatusCode};
 use readers::audit::{self, Filter};
 use service::http::{Body, response};
 
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
 /// The most `action` values one request names.
 const MAX_ACTIONS: usize = 50;
 /// The longest action or actor given.
 const MAX_VALUE_CHARS: usize = 200;
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let filter = filter(&mut query);
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);

@@ -25,10 +25,9 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use topics::apps::ExportFormat;
 
 use super::audit_events::filter;
-use crate::auth::Principal;
+use crate::call::Call;
 use crate::error::Error;
 use crate::query::Query;
-use crate::state::State;
 
 /// The size a chunk grows to before it is sent.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -39,11 +38,8 @@ const STALLED: Duration = Duration::from_secs(60);
 
 type Chunk = Result<Frame<Bytes>, std::io::Error>;
 
-pub(crate) async fn export(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn export(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let filter = filter(&mut query);
     let format = match query.one("format") {

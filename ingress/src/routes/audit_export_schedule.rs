@@ -5,19 +5,17 @@
 //! each window written to object storage, or why it was not.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::audit_exports;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::apps::ExportFormat;
 use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
 
-use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
 /// The longest window a file covers: a week.
 const MAX_INTERVAL_HOURS: i32 = 168;
@@ -40,7 +38,8 @@ fn ndjson() -> ExportFormat {
     ExportFormat::Ndjson
 }
 
-pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
     let schedule = audit_exports::schedule(&state.pool, tenant)
         .await?
@@ -48,12 +47,9 @@ pub(crate) async fn get(state: &State, principal: &Principal) -> Result<Response
     Ok(response::json(StatusCode::OK, &schedule))
 }
 
-pub(crate) async fn put(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let body: ScheduleBody = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let body: ScheduleBody = call.json().await?;
     if !(1..=MAX_INTERVAL_HOURS).contains(&body.interval_hours) {
         let message = format!("must be from 1 to {MAX_INTERVAL_HOURS}");
         return Err(Error::validation(Location::Body, "/intervalHours", message));
@@ -67,11 +63,8 @@ pub(crate) async fn put(
     Ok(response::json(StatusCode::OK, &stored))
 }
 
-pub(crate) async fn runs(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn runs(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;

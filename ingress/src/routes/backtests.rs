@@ -7,20 +7,18 @@
 //! while it runs. The backtests stage records it, then runs it.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::backtests::{Sample, Start, Target};
 use topics::definitions::is_key;
 use uuid::Uuid;
 
-use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Issue, Location};
 use crate::path;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
 const LAST_DAYS: (i64, i64, i64) = (1, 180, 30);
 const LIMIT: (i64, i64, i64) = (1, 5000, 1000);
@@ -53,12 +51,9 @@ struct SampleBody {
     limit: Option<i64>,
 }
 
-pub(crate) async fn start(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let started: StartBody = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let started: StartBody = call.json().await?;
     let mut issues = Vec::new();
     let target = target(&started, &mut issues);
     let last_days = bounded(
@@ -155,11 +150,8 @@ fn bounded(
     value as i32
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let backtest_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
     let backtest = readers::backtests::get(&state.pool, tenant, backtest_id)
@@ -168,11 +160,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &backtest))
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let mut filter = readers::backtests::Filter::default();
     for (name, kind) in [

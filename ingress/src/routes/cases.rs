@@ -7,21 +7,19 @@
 
 use chrono::Utc;
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde::Deserialize;
 use service::http::{Body, response};
 use topics::cases::{Decide, Open, Opening, Outcome, Priority};
 use topics::definitions::{MAX_CASE_TITLE_CHARS, MAX_SLA_HOURS, is_key};
 use uuid::Uuid;
 
-use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::comment;
 use crate::error::{Error, Issue, Location};
 use crate::path;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -53,12 +51,9 @@ struct DecideBody {
     comment: Option<String>,
 }
 
-pub(crate) async fn open(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let opened: OpenBody = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn open(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let opened: OpenBody = call.json().await?;
     let mut issues = Vec::new();
     if !is_key(&opened.case_type) {
         let message = "must be 1 to 100 lowercase letters, digits, '_' or '-', starting with a letter or digit";
@@ -90,20 +85,15 @@ pub(crate) async fn open(
     Ok(response::json(StatusCode::CREATED, &case))
 }
 
-pub(crate) async fn decide(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn decide(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let case_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     // A case of another tenant (or none) is 404 here, before anything is sent.
     readers::cases::get(&state.pool, tenant, case_id)
         .await?
         .ok_or(Error::NotFound)?;
-    let DecideBody { outcome, comment } =
-        body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let DecideBody { outcome, comment } = call.json().await?;
     comment::check(comment.as_deref())?;
     let command = Decide {
         case_id,
@@ -114,11 +104,8 @@ pub(crate) async fn decide(
     Ok(response::json(StatusCode::OK, &case))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let case_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
     let case = readers::cases::get(&state.pool, tenant, case_id)
@@ -127,11 +114,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &case))
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let open = match query.one("status").as_deref() {
         None => None,

@@ -15,7 +15,6 @@
 //! Another submission's id, for the applicant, is 404, as another tenant's is.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::apps::stored_version::StoredVersion;
 use readers::callbacks::Target;
 use readers::callbacks::handoff;
@@ -28,7 +27,8 @@ use uuid::Uuid;
 
 use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::Error;
 use crate::path;
 use crate::session_call;
@@ -40,12 +40,9 @@ struct OpenSubmission {
     workflow_run_id: body::Id,
 }
 
-pub(crate) async fn open(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let open: OpenSubmission = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn open(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let open: OpenSubmission = call.json().await?;
     let command = Open {
         run_id: open.workflow_run_id.0,
         submission_id: Uuid::now_v7(),
@@ -54,11 +51,8 @@ pub(crate) async fn open(
     Ok(response::json(StatusCode::CREATED, &opened))
 }
 
-pub(crate) async fn status(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn status(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let submission = own_submission(state, principal, id).await?;
     let tenant = readers::Tenant::new(principal.tenant);
     let waiting = handoff::waiting(&state.pool, tenant, submission.workflow_run_id).await?;
@@ -73,12 +67,13 @@ pub(crate) async fn status(
     ))
 }
 
-pub(crate) async fn handoff(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-    request_id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn handoff(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id, request_id) = (
+        call.state,
+        call.principal,
+        call.param("id"),
+        call.request_id,
+    );
     let runner = state.runner.as_ref().ok_or(Error::AppsUnavailable)?;
     let submission = own_submission(state, principal, id).await?;
     let tenant = readers::Tenant::new(principal.tenant);

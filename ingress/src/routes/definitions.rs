@@ -8,26 +8,25 @@
 //! asynchronous action).
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::Value;
 use service::http::{Body as HttpBody, response};
 use topics::definitions::{Body, CreateVersion, Kind, Publish, PublishReply, is_key};
 
-use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::comment;
 use crate::error::{Error, Issue, Location};
-use crate::state::State;
 
-pub(crate) async fn create_version(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    (kind, key): (&str, &str),
-) -> Result<Response<HttpBody>, Error> {
+pub(crate) async fn create_version(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
+    let (state, origin, kind, key) = (
+        call.state,
+        call.origin(),
+        call.param("kind"),
+        call.param("key"),
+    );
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
-    let mut value: Value = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let mut value: Value = call.json().await?;
     let mut issues = Vec::new();
     refused_members(&mut value, "", &mut issues);
     if !issues.is_empty() {
@@ -127,11 +126,13 @@ fn refused_members(value: &mut Value, at: &str, issues: &mut Vec<Issue>) {
     }
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    (kind, key): (&str, &str),
-) -> Result<Response<HttpBody>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
+    let (state, principal, kind, key) = (
+        call.state,
+        call.principal,
+        call.param("kind"),
+        call.param("key"),
+    );
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
     let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
     let tenant = readers::Tenant::new(principal.tenant);
@@ -141,11 +142,14 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &definition))
 }
 
-pub(crate) async fn get_version(
-    state: &State,
-    principal: &Principal,
-    (kind, key, version): (&str, &str, &str),
-) -> Result<Response<HttpBody>, Error> {
+pub(crate) async fn get_version(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
+    let (state, principal, kind, key, version) = (
+        call.state,
+        call.principal,
+        call.param("kind"),
+        call.param("key"),
+        call.param("version"),
+    );
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
     let tenant = readers::Tenant::new(principal.tenant);
     let found = readers::definitions::version(&state.pool, tenant, kind.as_str(), key, version)
@@ -154,15 +158,17 @@ pub(crate) async fn get_version(
     Ok(response::json(StatusCode::OK, &found))
 }
 
-pub(crate) async fn publish(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    (kind, key, version): (&str, &str, &str),
-) -> Result<Response<HttpBody>, Error> {
+pub(crate) async fn publish(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
+    let (state, origin, kind, key, version) = (
+        call.state,
+        call.origin(),
+        call.param("kind"),
+        call.param("key"),
+        call.param("version"),
+    );
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
     // The optional body is the approval request's comment, should one open.
-    let comment = comment::read(parts, request).await?;
+    let comment = comment::read(call).await?;
     let command = Publish {
         kind,
         key: key.to_owned(),

@@ -11,7 +11,6 @@ use http::header::{
     X_CONTENT_TYPE_OPTIONS,
 };
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::documents;
 use readers::{Page, Tenant};
 use schema::module::Sha256;
@@ -20,9 +19,9 @@ use topics::documents::{Add, Document, MAX_DOCUMENT_BYTES};
 use uuid::Uuid;
 
 use super::app_invocations::{DEFAULT_LIMIT, MAX_LIMIT};
-use crate::auth::Principal;
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
 use crate::object_store::{ObjectStore, StoreError};
 use crate::path;
@@ -34,12 +33,14 @@ const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
 /// Longest name and content type kept.
 const MAX_TEXT_CHARS: usize = 255;
 
-pub(crate) async fn add(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    subject: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn add(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, subject, parts, request) = (
+        call.state,
+        call.origin(),
+        call.param("subjectId"),
+        &call.parts,
+        call.body,
+    );
     let subject_id = path::id("subjectId", subject)?;
     let name = name_of(parts.uri.query())?;
     let content_type = content_type_of(parts.headers.get(CONTENT_TYPE))?;
@@ -72,12 +73,13 @@ pub(crate) async fn add(
     Ok(answer)
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    subject: &str,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, subject, raw_query) = (
+        call.state,
+        call.principal,
+        call.param("subjectId"),
+        call.query(),
+    );
     let subject_id = path::id("subjectId", subject)?;
     let mut query = Query::parse(raw_query);
     let limit = query.integer("limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
@@ -89,11 +91,13 @@ pub(crate) async fn list(
     Ok(response::json(StatusCode::OK, &page))
 }
 
-pub(crate) async fn read(
-    state: &State,
-    principal: &Principal,
-    (subject, id): (&str, &str),
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn read(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, subject, id) = (
+        call.state,
+        call.principal,
+        call.param("subjectId"),
+        call.param("id"),
+    );
     let subject_id = path::id("subjectId", subject)?;
     let id = path::id("id", id)?;
     let tenant = Tenant::new(principal.tenant);

@@ -6,7 +6,6 @@
 //! holding `webhooks:manage`, the permission that acts on them.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use readers::notifications::{self, Reader};
 use serde::Deserialize;
 use service::http::{Body, response};
@@ -14,10 +13,10 @@ use topics::notifications::{MarkAllRead, MarkRead as Mark};
 
 use crate::auth::{Permission, Principal};
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
 /// Notifications one request marks read at most.
 const MAX_IDS: usize = 100;
@@ -29,11 +28,8 @@ struct ReadBody {
     ids: Option<Vec<body::Id>>,
 }
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let unread_only = query.boolean("unread", false);
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
@@ -42,12 +38,9 @@ pub(crate) async fn list(
     Ok(response::json(StatusCode::OK, &page))
 }
 
-pub(crate) async fn mark_read(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let ReadBody { ids } = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn mark_read(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let ReadBody { ids } = call.json().await?;
     let caller = origin.caller;
     let (reader, admin) = (caller.sub.to_string(), is_admin(caller));
     let marked = match ids {

@@ -1,5 +1,6 @@
 //! `GET /openapi.json`: the API's OpenAPI 3.1 document (`schema/openapi.json`), as shipped.
-//! A test holds it to the router: its paths and methods are exactly the routes served.
+//! A test holds it to the route table: its paths, methods and permissions are exactly the
+//! routes served.
 
 use bytes::Bytes;
 use http::StatusCode;
@@ -19,7 +20,10 @@ mod tests {
     use service::http::Route;
 
     use crate::public::PublicRoute;
+    use crate::routes::Access;
 
+    /// The document and the table agree on every route and on who may call it
+    /// (`x-permission`).
     #[test]
     fn the_document_describes_exactly_the_public_routes() {
         let document: serde_json::Value =
@@ -28,13 +32,28 @@ mod tests {
         assert_eq!(document["info"]["version"], "0.0.0", "SPEC §9");
         let mut described = BTreeSet::new();
         for (path, item) in document["paths"].as_object().expect("paths") {
-            for method in item.as_object().expect("path item").keys() {
-                described.insert((method.to_uppercase(), path.clone()));
+            for (method, operation) in item.as_object().expect("path item") {
+                let permission = operation["x-permission"].as_str().map(str::to_owned);
+                described.insert((method.to_uppercase(), path.clone(), permission));
             }
         }
-        let served: BTreeSet<(String, String)> = PublicRoute::ALL
-            .iter()
-            .map(|route| (route.method().to_string(), route.pattern().to_owned()))
+        let served: BTreeSet<(String, String, Option<String>)> = PublicRoute::all()
+            .into_iter()
+            .map(|route| {
+                let permission = match route {
+                    PublicRoute::Api(api) => match api.access() {
+                        Access::Holds(permission) => Some(permission.as_str().to_owned()),
+                        Access::Applicant => Some("applicant (the token's submission)".to_owned()),
+                        Access::Staff => None,
+                    },
+                    _ => None,
+                };
+                (
+                    route.method().to_string(),
+                    route.pattern().to_owned(),
+                    permission,
+                )
+            })
             .collect();
         assert_eq!(described, served);
     }

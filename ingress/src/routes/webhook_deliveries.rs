@@ -9,18 +9,14 @@ use readers::webhook_deliveries::{self, Filter, STATUSES};
 use service::http::{Body, response};
 use topics::endpoints::RetryDelivery;
 
-use crate::auth::Principal;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::Error;
 use crate::path;
 use crate::query::{LIST_LIMIT, LIST_MAX_LIMIT, Query};
-use crate::state::State;
 
-pub(crate) async fn list(
-    state: &State,
-    principal: &Principal,
-    raw_query: Option<&str>,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let mut query = Query::parse(raw_query);
     let mut filter = Filter::default();
     for status in query.all("status") {
@@ -45,11 +41,8 @@ pub(crate) async fn list(
     Ok(response::json(StatusCode::OK, &page))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let delivery_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
     let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
@@ -58,11 +51,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &delivery))
 }
 
-pub(crate) async fn retry(
-    state: &State,
-    origin: Origin<'_>,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn retry(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let delivery_id = path::id("id", id)?;
     commands::submit(state, origin, RetryDelivery { delivery_id }).await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);

@@ -12,7 +12,6 @@
 //! decides the rest (the endpoint exists, the tenant's limit).
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use outbound::{SigningSecret, endpoint_hosts};
 use readers::webhook_endpoints;
 use serde::{Deserialize, Serialize};
@@ -22,8 +21,8 @@ use topics::outbound::is_event_type;
 use topics::sealed::Sealed;
 use uuid::Uuid;
 
-use crate::auth::Principal;
 use crate::body;
+use crate::call::Call;
 use crate::commands::{self, Origin};
 use crate::error::{Error, Issue, Location};
 use crate::path;
@@ -70,12 +69,9 @@ struct WithSecret {
     secret: String,
 }
 
-pub(crate) async fn create(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let created: Create = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn create(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let created: Create = call.json().await?;
     let mut issues = Vec::new();
     check_url(state, &created.url, &mut issues);
     check_event_types(&created.event_types, &mut issues);
@@ -98,14 +94,10 @@ pub(crate) async fn create(
     Ok(response::json(StatusCode::CREATED, &shown))
 }
 
-pub(crate) async fn update(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn update(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let endpoint_id = path::id("id", id)?;
-    let update: Update = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+    let update: Update = call.json().await?;
     let mut issues = Vec::new();
     if let Some(url) = &update.url {
         check_url(state, url, &mut issues);
@@ -130,11 +122,8 @@ pub(crate) async fn update(
     Ok(response::json(StatusCode::OK, &endpoint))
 }
 
-pub(crate) async fn rotate_secret(
-    state: &State,
-    origin: Origin<'_>,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn rotate_secret(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let endpoint_id = path::id("id", id)?;
     let (secret, sealed) = new_secret(state, origin, endpoint_id)?;
     let command = command::RotateSecret {
@@ -146,11 +135,8 @@ pub(crate) async fn rotate_secret(
     Ok(response::json(StatusCode::OK, &shown))
 }
 
-pub(crate) async fn delete(
-    state: &State,
-    origin: Origin<'_>,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn delete(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let endpoint_id = path::id("id", id)?;
     commands::submit(state, origin, command::Delete { endpoint_id }).await?;
     Ok(response::json(
@@ -159,11 +145,8 @@ pub(crate) async fn delete(
     ))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let endpoint_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
     let endpoint = webhook_endpoints::get(&state.pool, tenant, endpoint_id)
@@ -172,7 +155,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &endpoint))
 }
 
-pub(crate) async fn list(state: &State, principal: &Principal) -> Result<Response<Body>, Error> {
+pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
     let items = webhook_endpoints::list(&state.pool, tenant).await?;
     Ok(response::json(

@@ -5,6 +5,10 @@ use http::{Response, StatusCode};
 use service::http::{Body, response};
 use topics::outbound::EVENT_TYPES;
 
-pub(crate) fn list() -> Response<Body> {
-    response::json(StatusCode::OK, &serde_json::json!({ "items": EVENT_TYPES }))
+use crate::call::Call;
+use crate::error::Error;
+
+pub(crate) async fn list(_: Call<'_>) -> Result<Response<Body>, Error> {
+    let items = serde_json::json!({ "items": EVENT_TYPES });
+    Ok(response::json(StatusCode::OK, &items))
 }

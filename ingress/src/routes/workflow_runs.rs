@@ -6,7 +6,6 @@
 //! ended (409 otherwise). Without `runs:context` context and output values are `[redacted]`.
 
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use service::http::{Body, response};
@@ -17,10 +16,10 @@ use uuid::Uuid;
 
 use crate::auth::{Permission, Principal};
 use crate::body;
-use crate::commands::{self, Origin};
+use crate::call::Call;
+use crate::commands;
 use crate::error::{Error, Location};
 use crate::path;
-use crate::state::State;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -34,12 +33,9 @@ struct StartRun {
     context: Map<String, Value>,
 }
 
-pub(crate) async fn start(
-    state: &State,
-    origin: Origin<'_>,
-    (parts, request): (&http::request::Parts, Incoming),
-) -> Result<Response<Body>, Error> {
-    let start: StartRun = body::json(&parts.headers, request, body::JSON_LIMIT).await?;
+pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin) = (call.state, call.origin());
+    let start: StartRun = call.json().await?;
     if !is_key(&start.definition_key) {
         return Err(Error::validation(
             Location::Body,
@@ -68,11 +64,8 @@ pub(crate) async fn start(
     ))
 }
 
-pub(crate) async fn get(
-    state: &State,
-    principal: &Principal,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let id = path::id("id", id)?;
     let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
     let run = readers::runs::get(&mut connection, readers::Tenant::new(principal.tenant), id)
@@ -81,11 +74,8 @@ pub(crate) async fn get(
     Ok(response::json(StatusCode::OK, &visible(principal, run)))
 }
 
-pub(crate) async fn cancel(
-    state: &State,
-    origin: Origin<'_>,
-    id: &str,
-) -> Result<Response<Body>, Error> {
+pub(crate) async fn cancel(call: Call<'_>) -> Result<Response<Body>, Error> {
+    let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let run_id = path::id("id", id)?;
     let run = commands::submit(state, origin, Cancel { run_id }).await?;
     Ok(response::json(StatusCode::OK, &visible(origin.caller, run)))

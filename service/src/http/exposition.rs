@@ -26,7 +26,9 @@ pub fn label_value(value: &str) -> String {
 struct MetricsRoute;
 
 impl Route for MetricsRoute {
-    const ALL: &'static [Self] = &[MetricsRoute];
+    fn all() -> Vec<Self> {
+        vec![MetricsRoute]
+    }
     fn method(self) -> Method {
         Method::GET
     }

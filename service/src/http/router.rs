@@ -7,7 +7,7 @@ use http::Method;
 /// The routes of one listener: implemented by an enum with one variant per route.
 pub trait Route: Copy + Eq + std::fmt::Debug + 'static {
     /// Every route of the listener.
-    const ALL: &'static [Self];
+    fn all() -> Vec<Self>;
 
     fn method(self) -> Method;
 
@@ -50,13 +50,13 @@ impl<R: Route> Router<R> {
     /// constants, so that is a programming error the first test building the table catches.
     pub fn new() -> Self {
         let mut grouped: Vec<Vec<R>> = Vec::new();
-        for route in R::ALL {
+        for route in R::all() {
             match grouped
                 .iter_mut()
                 .find(|g| g[0].pattern() == route.pattern())
             {
-                Some(group) => group.push(*route),
-                None => grouped.push(vec![*route]),
+                Some(group) => group.push(route),
+                None => grouped.push(vec![route]),
             }
         }
         let mut paths = matchit::Router::new();
@@ -119,7 +119,9 @@ mod tests {
     }
 
     impl Route for Demo {
-        const ALL: &'static [Self] = &[Demo::List, Demo::Get, Demo::Delete];
+        fn all() -> Vec<Self> {
+            vec![Demo::List, Demo::Get, Demo::Delete]
+        }
         fn method(self) -> Method {
             match self {
                 Demo::List | Demo::Get => Method::GET,
