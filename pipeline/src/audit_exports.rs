@@ -35,6 +35,7 @@ use topics::apps::ExportFormat;
 use uuid::Uuid;
 
 use crate::Error;
+use crate::lease::{AUDIT_EXPORTS, Lease};
 use crate::periodic;
 
 /// The largest file (SPEC runbook facts).
@@ -42,7 +43,7 @@ const MAX_FILE_BYTES: usize = 256 * 1024 * 1024;
 /// The size of each uploaded part (S3 wants 5 MiB or more, but for the last).
 const PART_BYTES: usize = 8 * 1024 * 1024;
 /// How long a claimed window is the claimer's: far longer than a 256 MiB file takes.
-const LEASE: &str = "15 minutes";
+const LEASE: Duration = Duration::from_secs(15 * 60);
 
 /// Writes due windows until `stop`; returns at once without object storage.
 pub(crate) async fn run(
@@ -109,16 +110,17 @@ async fn export_due(
 ) -> Result<Ran, Error> {
     let lease = Uuid::now_v7();
     let due: Option<Due> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}', \
-             lease_id = $1 \
+        "UPDATE audit_export_schedules SET {} \
          WHERE tenant_id = (SELECT tenant_id FROM audit_export_schedules \
              WHERE enabled AND covered_until + make_interval(hours => interval_hours) \
-                   + interval '5 minutes' <= now() \
-               AND (running_until IS NULL OR running_until < now()) \
+                   + interval '5 minutes' <= now() AND {} \
              ORDER BY covered_until LIMIT 1 FOR UPDATE SKIP LOCKED) \
-         RETURNING tenant_id, interval_hours, format, covered_until"
+         RETURNING tenant_id, interval_hours, format, covered_until",
+        AUDIT_EXPORTS.take(1, 2),
+        AUDIT_EXPORTS.free("")
     )))
     .bind(lease)
+    .bind(LEASE.as_secs_f64())
     .fetch_optional(pool)
     .await?;
     let Some(due) = due else {
@@ -145,8 +147,7 @@ async fn export_due(
     let pages = Pages::new(readers::Tenant::new(due.tenant_id), filter);
     let held = Held {
         pool,
-        tenant: due.tenant_id,
-        lease,
+        lease: Lease::new(&AUDIT_EXPORTS, due.tenant_id, lease, LEASE),
     };
     let written = write_file(&held, store, &key, pages, (format, max_bytes)).await;
     if matches!(&written, Err(failure) if failure.lost) {
@@ -164,15 +165,7 @@ async fn export_due(
     };
     let mut tx = pool.begin().await?;
     // Ours still, or the run is not ours to record.
-    let ours: Option<Uuid> = sqlx::query_scalar(
-        "SELECT tenant_id FROM audit_export_schedules WHERE tenant_id = $1 AND lease_id = $2 \
-         FOR UPDATE",
-    )
-    .bind(due.tenant_id)
-    .bind(lease)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if ours.is_none() {
+    if !held.lease.still_ours(&mut tx).await? {
         return Ok(Ran::Failed);
     }
     sqlx::query(
@@ -231,22 +224,13 @@ async fn export_due(
 /// A claimed window's lease, as its holder renews it.
 struct Held<'a> {
     pool: &'a PgPool,
-    tenant: Uuid,
-    lease: Uuid,
+    lease: Lease,
 }
 
 impl Held<'_> {
-    /// Renews the lease; `false` when it is no longer ours.
+    /// Renews the lease; `false` when it is no longer ours (or the database did not say).
     async fn renew(&self) -> bool {
-        let renewed = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE audit_export_schedules SET running_until = now() + interval '{LEASE}' \
-             WHERE tenant_id = $1 AND lease_id = $2"
-        )))
-        .bind(self.tenant)
-        .bind(self.lease)
-        .execute(self.pool)
-        .await;
-        matches!(renewed, Ok(done) if done.rows_affected() == 1)
+        matches!(self.lease.renew(self.pool).await, Ok(true))
     }
 }
 

@@ -26,6 +26,7 @@ mod health_minutes;
 mod history_changes;
 mod inbox;
 mod kept_counts;
+mod lease;
 mod outbox;
 mod partitions;
 mod periodic;

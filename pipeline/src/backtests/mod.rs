@@ -15,8 +15,8 @@
 //! counted twice. Backtests run beside the stages, never in a partition's lane: a long one
 //! holds up no other command.
 
+mod claim;
 mod floor;
-mod lease;
 mod replay;
 mod sample;
 mod summary;
@@ -34,9 +34,9 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::{Error, periodic};
+use claim::Claimed;
+pub(crate) use claim::reserve;
 pub(crate) use floor::{Options as FloorOptions, main as floor_main};
-use lease::Claimed;
-pub(crate) use lease::reserve;
 use summary::Tally;
 
 /// How often progress is written (and the lease renewed) while replaying.
@@ -92,7 +92,7 @@ impl Runner {
             let Ok(slot) = runner.slots.clone().acquire_owned().await else {
                 return;
             };
-            match lease::claim_reserved(&runner.pool, id, lease).await {
+            match claim::claim_reserved(&runner.pool, id, lease).await {
                 Ok(Some(claimed)) => runner.run(claimed, slot).await,
                 // The reservation expired while the slots were busy: a sweep takes it.
                 Ok(None) => {}
@@ -121,12 +121,12 @@ impl Runner {
     }
 
     async fn sweep_once(&self) -> Result<(), Error> {
-        let failed = lease::give_up_exhausted(&self.pool).await?;
+        let failed = claim::give_up_exhausted(&self.pool).await?;
         if failed > 0 {
             tracing::warn!(failed, "backtests failed after their last attempt");
         }
         while let Ok(slot) = self.slots.clone().try_acquire_owned() {
-            let Some(claimed) = lease::claim_next(&self.pool).await? else {
+            let Some(claimed) = claim::claim_next(&self.pool).await? else {
                 return Ok(());
             };
             let runner = self.clone();

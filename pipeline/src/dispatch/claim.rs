@@ -1,5 +1,5 @@
 //! Claiming due deliveries: a batch of deliveries whose time has come, to enabled endpoints,
-//! that no other dispatcher holds, leased to this one in one statement, with what
+//! that no other dispatcher holds, leased to this one in one statement (`crate::lease`), with what
 //! sending each needs (the endpoint's URL and sealed secrets, the event). The claim changes no
 //! indexed column (a heap-only update); rows in flight stay at the head of the due index, at
 //! most a few hundred a dispatcher, and a claim steps over them. Rows another
@@ -16,6 +16,7 @@ use topics::sealed::Sealed;
 use uuid::Uuid;
 
 use crate::Error;
+use crate::lease::DELIVERIES;
 
 /// A delivery to send now.
 #[derive(Debug)]
@@ -69,16 +70,13 @@ pub(super) async fn due(
     limit: i64,
     (owner, lease): (&str, Duration),
 ) -> Result<Vec<Due>, Error> {
-    let rows: Vec<Row> = sqlx::query_as(
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "WITH due AS ( \
            SELECT d.id FROM webhook_deliveries d \
            JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled \
-           WHERE d.next_attempt_at <= now() \
-             AND (d.leased_until IS NULL OR d.leased_until < now()) \
+           WHERE d.next_attempt_at <= now() AND {} \
            ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED) \
-         UPDATE webhook_deliveries d \
-         SET leased_until = now() + make_interval(secs => $2), lease_owner = $3, \
-           lease_id = $4 \
+         UPDATE webhook_deliveries d SET {}, lease_owner = $3 \
          FROM due, webhook_endpoints e, outbound_events ev \
          WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id \
          RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, \
@@ -90,7 +88,9 @@ pub(super) async fn due(
            CASE WHEN e.previous_expires_at > now() THEN e.previous_ciphertext END \
              AS previous_ciphertext, \
            ev.id AS event_id, ev.type AS event_type, ev.data, ev.occurred_at",
-    )
+        DELIVERIES.free("d"),
+        DELIVERIES.take(4, 2)
+    )))
     .bind(limit)
     .bind(lease.as_secs_f64())
     .bind(owner)

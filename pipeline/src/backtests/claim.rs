@@ -1,5 +1,5 @@
-//! Who runs a backtest: the worker holding its lease (`lease_id`, `running_until`, migration
-//! `20261203000002_backtests.sql`). The backtests stage records a backtest `queued` with a
+//! Who runs a backtest: the worker holding its lease (`crate::lease`; `lease_id`,
+//! `running_until`, migration `20261203000002_backtests.sql`). The backtests stage records a backtest `queued` with a
 //! lease already held for the worker that recorded it ([`RESERVED`]), which starts it
 //! ([`claim_reserved`]); any worker's sweep takes one whose lease expired ([`claim_next`]).
 //! Claiming starts the backtest afresh (progress 0, `attempts` + 1); every later write is
@@ -13,6 +13,7 @@ use topics::backtests::{Sample, Target};
 use uuid::Uuid;
 
 use crate::Error;
+use crate::lease::{BACKTESTS, Lease};
 
 /// How long a lease lasts without a progress write renewing it: how long a backtest whose
 /// worker died waits before a sweep starts it again.
@@ -34,7 +35,7 @@ pub(crate) struct Claimed {
     pub(crate) tenant: Uuid,
     pub(crate) target: Target,
     pub(crate) sample: Sample,
-    lease: Uuid,
+    lease: Lease,
 }
 
 #[derive(Debug, sqlx::FromRow)]
@@ -48,21 +49,25 @@ struct Row {
     sample_limit: i32,
 }
 
-/// What a claim sets, with `$1` the lease it takes.
-const CLAIM: &str = "UPDATE backtests SET status = 'running', lease_id = $1, \
-       running_until = now() + make_interval(secs => $2), attempts = attempts + 1, \
-       started_at = coalesce(started_at, now()), progress_done = 0, progress_total = 0, \
-       engine_workflow_id = 'backtest-' || id || '/' || (attempts + 1)";
+/// What a claim sets, with `$1` the lease it takes for `$2` seconds.
+fn claim() -> String {
+    format!(
+        "UPDATE backtests SET status = 'running', {}, attempts = attempts + 1, \
+           started_at = coalesce(started_at, now()), progress_done = 0, progress_total = 0, \
+           engine_workflow_id = 'backtest-' || id || '/' || (attempts + 1)",
+        BACKTESTS.take(1, 2)
+    )
+}
 const CLAIMED: &str = "RETURNING id, tenant_id, kind, key, version, last_days, sample_limit";
 
 /// Records, within the stage's transaction, that the backtest just inserted is this
 /// worker's for [`RESERVED`]; answers the lease.
 pub(crate) async fn reserve(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<Uuid, Error> {
     let lease = Uuid::now_v7();
-    sqlx::query(
-        "UPDATE backtests SET lease_id = $2, running_until = now() + make_interval(secs => $3) \
-         WHERE id = $1",
-    )
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE backtests SET {} WHERE id = $1",
+        BACKTESTS.take(2, 3)
+    )))
     .bind(id)
     .bind(lease)
     .bind(RESERVED.as_secs_f64())
@@ -78,8 +83,9 @@ pub(crate) async fn claim_reserved(
     lease: Uuid,
 ) -> Result<Option<Claimed>, Error> {
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{CLAIM} WHERE id = $3 AND lease_id = $1 AND status = 'queued' \
-           AND running_until > now() {CLAIMED}"
+        "{} WHERE id = $3 AND lease_id = $1 AND status = 'queued' \
+           AND running_until > now() {CLAIMED}",
+        claim()
     )))
     .bind(lease)
     .bind(LEASE.as_secs_f64())
@@ -93,10 +99,11 @@ pub(crate) async fn claim_reserved(
 pub(crate) async fn claim_next(pool: &PgPool) -> Result<Option<Claimed>, Error> {
     let lease = Uuid::now_v7();
     let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{CLAIM} WHERE id = (SELECT id FROM backtests \
-           WHERE status IN ('queued', 'running') AND attempts < $3 \
-             AND (running_until IS NULL OR running_until < now()) \
-           ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) {CLAIMED}"
+        "{} WHERE id = (SELECT id FROM backtests \
+           WHERE status IN ('queued', 'running') AND attempts < $3 AND {} \
+           ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) {CLAIMED}",
+        claim(),
+        BACKTESTS.free("")
     )))
     .bind(lease)
     .bind(LEASE.as_secs_f64())
@@ -117,7 +124,7 @@ fn claimed(row: Row, lease: Uuid) -> Option<Claimed> {
             last_days: row.last_days,
             limit: row.sample_limit,
         },
-        lease,
+        lease: Lease::new(&BACKTESTS, row.id, lease, LEASE),
     })
 }
 
@@ -153,7 +160,7 @@ impl Claimed {
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )
         .bind(self.id)
-        .bind(self.lease)
+        .bind(self.lease.id)
         .bind(i32::try_from(done).unwrap_or(i32::MAX))
         .bind(i32::try_from(total).unwrap_or(i32::MAX))
         .bind(LEASE.as_secs_f64())
@@ -182,16 +189,7 @@ impl Claimed {
 
     /// Renews the lease; `false` when it is no longer this worker's.
     pub(crate) async fn renew(&self, pool: &PgPool) -> Result<bool, Error> {
-        let renewed = sqlx::query(
-            "UPDATE backtests SET running_until = now() + make_interval(secs => $3) \
-             WHERE id = $1 AND lease_id = $2 AND status = 'running'",
-        )
-        .bind(self.id)
-        .bind(self.lease)
-        .bind(LEASE.as_secs_f64())
-        .execute(pool)
-        .await?;
-        Ok(renewed.rows_affected() == 1)
+        self.lease.renew(pool).await
     }
 
     /// The worker stops: the lease expires now and the attempt is not counted, so the next
@@ -202,7 +200,7 @@ impl Claimed {
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )
         .bind(self.id)
-        .bind(self.lease)
+        .bind(self.lease.id)
         .execute(pool)
         .await?;
         Ok(())
@@ -217,7 +215,7 @@ impl Claimed {
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )
         .bind(self.id)
-        .bind(self.lease)
+        .bind(self.lease.id)
         .bind(error)
         .bind(RETRY_AFTER.as_secs_f64())
         .execute(pool)
@@ -241,7 +239,7 @@ impl Claimed {
              WHERE id = $1 AND lease_id = $2 AND status = 'running'",
         )
         .bind(self.id)
-        .bind(self.lease)
+        .bind(self.lease.id)
         .bind(status)
         .bind(summary)
         .bind(error)
