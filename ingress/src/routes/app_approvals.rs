@@ -2,7 +2,7 @@
 //! open ones (the default) oldest first, decided ones newest decision first.
 
 use http::{Response, StatusCode};
-use readers::apps::approvals;
+use readers::approvals::apps as approvals;
 use service::http::{Body, response};
 
 use crate::call::Call;

@@ -1,9 +1,10 @@
 //! Definition approval requests (SPEC §2.5, §4.5, §4.6): the list (`GET /approvals`), one
 //! request and its discussion; what the detail adds: the [`diff`] between two versions, the
-//! [`usage`] of the key, the [`approvers`]. App version requests are
-//! [`crate::apps::approvals`].
+//! [`usage`] of the key, the [`approvers`]. A tenant's own app versions' publish requests are
+//! [`apps`] (SPEC §4.7: `GET /apps/approvals`).
 
 pub mod approvers;
+pub mod apps;
 pub mod diff;
 pub mod usage;
 

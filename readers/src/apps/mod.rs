@@ -1,12 +1,11 @@
 //! The apps lifecycle as the API reads it (SPEC §4.7): a tenant's view of app versions
 //! ([`versions`]), the catalogue of app names ([`catalogue`]), its installs ([`installs`]) and
-//! the publish requests of its own versions ([`approvals`]) and how its apps' calls fare
-//! ([`health`]); what a version stored at upload holds, read by id ([`stored_version`]).
+//! how its apps' calls fare ([`health`]) (the publish requests of its own versions are
+//! [`crate::approvals::apps`]); what a version stored at upload holds, read by id ([`stored_version`]).
 //!
 //! What a tenant sees (SPEC §3.1): every platform version; its own versions once published or
 //! withdrawn; its own `uploaded` versions only when the viewer administers apps.
 
-pub mod approvals;
 pub mod catalogue;
 pub mod health;
 pub mod installs;

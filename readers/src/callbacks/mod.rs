@@ -16,40 +16,10 @@ use uuid::Uuid;
 
 pub use list::{Filter, list};
 pub use target::Target;
+/// Where a callback session stands (SPEC §2.3), as the stage writes it.
+pub use topics::callbacks::SessionStatus;
 
 use crate::redaction::{Visibility, redact_text, redact_values};
-
-/// Status of a callback session (SPEC §3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionStatus {
-    Pending,
-    Completed,
-    Failed,
-    TimedOut,
-}
-
-impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStatus::Pending => "pending",
-            SessionStatus::Completed => "completed",
-            SessionStatus::Failed => "failed",
-            SessionStatus::TimedOut => "timed_out",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            SessionStatus::Pending,
-            SessionStatus::Completed,
-            SessionStatus::Failed,
-            SessionStatus::TimedOut,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-}
 
 /// One session as the list answers it (SPEC §2.3).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
