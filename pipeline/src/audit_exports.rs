@@ -21,6 +21,7 @@
 //!   never counted twice.
 //! - A worker without object storage (`STORAGE_ENDPOINT`) never starts a run.
 
+use std::future::Future;
 use std::time::Duration;
 
 use aws_sdk_s3::Client;
@@ -35,6 +36,7 @@ use topics::apps::ExportFormat;
 use uuid::Uuid;
 
 use crate::Error;
+use crate::job::Job;
 use crate::lease::{AUDIT_EXPORTS, Lease};
 use crate::periodic;
 
@@ -45,8 +47,21 @@ const PART_BYTES: usize = 8 * 1024 * 1024;
 /// How long a claimed window is the claimer's: far longer than a 256 MiB file takes.
 const LEASE: Duration = Duration::from_secs(15 * 60);
 
-/// Writes due windows until `stop`; returns at once without object storage.
-pub(crate) async fn run(
+/// The job: writes due windows, looking every `every`, until stopped; stops at once without
+/// object storage.
+pub(crate) struct AuditExports {
+    pub(crate) pool: PgPool,
+    pub(crate) storage: Option<StorageConfig>,
+    pub(crate) every: Duration,
+}
+
+impl Job for AuditExports {
+    fn run(self, stop: CancellationToken) -> impl Future<Output = ()> + Send + 'static {
+        run(self.pool, (self.storage, self.every), stop)
+    }
+}
+
+async fn run(
     pool: PgPool,
     (storage, every): (Option<StorageConfig>, Duration),
     stop: CancellationToken,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
+use crate::job::Job;
 use crate::{Error, periodic};
 
 const EVERY: Duration = Duration::from_secs(3600);
@@ -19,13 +20,19 @@ async fn prune(pool: &PgPool) -> Result<u64, Error> {
     Ok(deleted.rows_affected())
 }
 
-/// Prunes now and every hour until stopped.
-pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    periodic::every(Duration::ZERO, EVERY, stop, || async {
-        match prune(&pool).await {
-            Ok(deleted) => tracing::debug!(deleted, "health minutes pruned"),
-            Err(error) => tracing::warn!(%error, "health minutes not pruned"),
-        }
-    })
-    .await;
+/// The job: prunes now and every hour until stopped.
+pub(crate) struct HealthMinutes {
+    pub(crate) pool: PgPool,
+}
+
+impl Job for HealthMinutes {
+    async fn run(self, stop: CancellationToken) {
+        periodic::every(Duration::ZERO, EVERY, stop, || async {
+            match prune(&self.pool).await {
+                Ok(deleted) => tracing::debug!(deleted, "health minutes pruned"),
+                Err(error) => tracing::warn!(%error, "health minutes not pruned"),
+            }
+        })
+        .await;
+    }
 }

@@ -15,6 +15,8 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
+use crate::job::Job;
+
 /// How often the counts are folded while writers append changes.
 const EVERY: Duration = Duration::from_secs(1);
 /// The longest wait between folds at rest: each fold that finds nothing doubles the wait up to
@@ -33,30 +35,37 @@ const FOLDS: [(&str, &str); 2] = [
     ("audit event counts", "SELECT audit_event_counts_fold()"),
 ];
 
-/// Folds every kept count until stopped: every second while changes come, backing off to
-/// [`IDLE`] while none do.
-pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    let mut wait = EVERY;
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(wait) => {}
-        }
-        let mut changed = false;
-        for (counts, fold) in FOLDS {
-            match sqlx::query_scalar::<_, i64>(fold).fetch_one(&pool).await {
-                Ok(folded) => {
-                    changed |= folded > 0;
-                    tracing::debug!(folded, counts, "kept counts folded");
-                }
-                // A failed fold leaves its changes for the next, at the usual pace.
-                Err(error) => {
-                    changed = true;
-                    tracing::warn!(%error, counts, "kept counts not folded");
+/// The job: folds every kept count until stopped, every second while changes come, backing
+/// off to [`IDLE`] while none do.
+pub(crate) struct KeptCounts {
+    pub(crate) pool: PgPool,
+}
+
+impl Job for KeptCounts {
+    async fn run(self, stop: CancellationToken) {
+        let pool = self.pool;
+        let mut wait = EVERY;
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+            let mut changed = false;
+            for (counts, fold) in FOLDS {
+                match sqlx::query_scalar::<_, i64>(fold).fetch_one(&pool).await {
+                    Ok(folded) => {
+                        changed |= folded > 0;
+                        tracing::debug!(folded, counts, "kept counts folded");
+                    }
+                    // A failed fold leaves its changes for the next, at the usual pace.
+                    Err(error) => {
+                        changed = true;
+                        tracing::warn!(%error, counts, "kept counts not folded");
+                    }
                 }
             }
+            wait = next_wait(wait, changed);
         }
-        wait = next_wait(wait, changed);
     }
 }
 

@@ -25,6 +25,7 @@ mod health;
 mod health_minutes;
 mod history_changes;
 mod inbox;
+mod job;
 mod kept_counts;
 mod lease;
 mod outbox;

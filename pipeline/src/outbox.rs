@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use topics::Producer;
 
 use crate::Error;
+use crate::job::Job;
 use crate::workers::{Worker, WorkerState};
 
 /// Rows relayed per transaction.
@@ -54,50 +55,6 @@ impl Relay {
             producer,
             worker,
         }
-    }
-
-    /// Relays until `stop` is cancelled: at once on each `outbox` notification, else every poll.
-    pub(crate) async fn run(self, stop: CancellationToken) {
-        let mut listener = match PgListener::connect_with(&self.pool).await {
-            Ok(mut listener) => match listener.listen("outbox").await {
-                Ok(()) => Some(listener),
-                Err(error) => {
-                    tracing::warn!(%error, "outbox notifications off; polling");
-                    None
-                }
-            },
-            Err(error) => {
-                tracing::warn!(%error, "outbox notifications off; polling");
-                None
-            }
-        };
-        // Notifications may have gone unheard (the listener could not reconnect).
-        let mut unheard = false;
-        loop {
-            let relayed = match self.relay_batch().await {
-                Ok(n) => {
-                    self.worker.set(WorkerState::Running);
-                    n
-                }
-                Err(error) => {
-                    self.worker.set(WorkerState::Retrying);
-                    tracing::warn!(%error, "outbox relay failed; retrying");
-                    tokio::select! {
-                        () = stop.cancelled() => break,
-                        () = tokio::time::sleep(RETRY) => {}
-                    }
-                    continue;
-                }
-            };
-            if relayed as i64 == BATCH {
-                continue;
-            }
-            tokio::select! {
-                () = stop.cancelled() => break,
-                () = wait_for_notification(&mut listener, &mut unheard) => {}
-            }
-        }
-        self.worker.set(WorkerState::Stopped);
     }
 
     /// Relays one batch; returns how many rows went out.
@@ -143,6 +100,52 @@ impl Relay {
             .await?;
         tx.commit().await?;
         Ok(rows.len())
+    }
+}
+
+impl Job for Relay {
+    /// Relays until `stop` is cancelled: at once on each `outbox` notification, else every poll.
+    async fn run(self, stop: CancellationToken) {
+        let mut listener = match PgListener::connect_with(&self.pool).await {
+            Ok(mut listener) => match listener.listen("outbox").await {
+                Ok(()) => Some(listener),
+                Err(error) => {
+                    tracing::warn!(%error, "outbox notifications off; polling");
+                    None
+                }
+            },
+            Err(error) => {
+                tracing::warn!(%error, "outbox notifications off; polling");
+                None
+            }
+        };
+        // Notifications may have gone unheard (the listener could not reconnect).
+        let mut unheard = false;
+        loop {
+            let relayed = match self.relay_batch().await {
+                Ok(n) => {
+                    self.worker.set(WorkerState::Running);
+                    n
+                }
+                Err(error) => {
+                    self.worker.set(WorkerState::Retrying);
+                    tracing::warn!(%error, "outbox relay failed; retrying");
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(RETRY) => {}
+                    }
+                    continue;
+                }
+            };
+            if relayed as i64 == BATCH {
+                continue;
+            }
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = wait_for_notification(&mut listener, &mut unheard) => {}
+            }
+        }
+        self.worker.set(WorkerState::Stopped);
     }
 }
 

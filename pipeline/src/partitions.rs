@@ -8,6 +8,7 @@ use std::time::Duration;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
+use crate::job::Job;
 use crate::{Error, periodic};
 
 /// Months created ahead, counting the current one.
@@ -22,12 +23,18 @@ pub(crate) async fn ensure(pool: &PgPool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Re-checks every few hours until stopped (start-up ensured them already).
-pub(crate) async fn maintain(pool: PgPool, stop: CancellationToken) {
-    periodic::every(EVERY, EVERY, stop, || async {
-        if let Err(error) = ensure(&pool).await {
-            tracing::warn!(%error, "invocation partitions not ensured");
-        }
-    })
-    .await;
+/// The job: re-checks every few hours until stopped (start-up ensured them already).
+pub(crate) struct Partitions {
+    pub(crate) pool: PgPool,
+}
+
+impl Job for Partitions {
+    async fn run(self, stop: CancellationToken) {
+        periodic::every(EVERY, EVERY, stop, || async {
+            if let Err(error) = ensure(&self.pool).await {
+                tracing::warn!(%error, "invocation partitions not ensured");
+            }
+        })
+        .await;
+    }
 }

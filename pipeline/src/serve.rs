@@ -2,6 +2,7 @@
 //! outbox relay and the partition upkeep, and serve health (`WORKER_HEALTH_PORT`) until the
 //! stop signal.
 
+use std::marker::PhantomData;
 use std::process::ExitCode;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -13,11 +14,16 @@ use service::{Process, RunResult};
 use sqlx::postgres::PgConnectOptions;
 use tokio::net::TcpListener;
 
+use crate::audit_exports::AuditExports;
 use crate::backtests::Runner;
 use crate::config::Config;
+use crate::dispatch::{Dispatcher, Dispatching};
 use crate::health::{Health, serve_health};
+use crate::health_minutes::HealthMinutes;
 use crate::history_changes::HistoryChanges;
+use crate::kept_counts::KeptCounts;
 use crate::outbox::Relay;
+use crate::partitions::Partitions;
 use crate::replies::Replies;
 use crate::stages::backtests::BacktestsStage;
 use crate::stages::callbacks::CallbacksStage;
@@ -33,9 +39,9 @@ use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
     installs::InstallsStage,
 };
-use crate::timers::{self, TimersSet};
+use crate::timers::{TimerRelay, TimersSet};
 use crate::workers::Workers;
-use crate::{audit_exports, core_metrics, gauges, health_minutes, kept_counts, partitions};
+use crate::{core_metrics, gauges, job, partitions};
 
 /// Runs the pipeline.
 pub(crate) fn main() -> ExitCode {
@@ -117,33 +123,45 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(OutboundStage),
         consuming.spawn(NotificationsStage),
     ];
-    let dispatch = tokio::spawn(dispatch(&config, pool.clone(), &workers, stop.clone())?);
-    let sweep = tokio::spawn(backtests.sweep());
-    let run_timers = tokio::spawn(timers::relay::<RunTimers>(
-        pool.clone(),
-        producer.clone(),
-        timers_set.runs(),
-        workers.register("run-timers"),
-        stop.clone(),
-    ));
-    let case_timers = tokio::spawn(timers::relay::<CaseTimers>(
-        pool.clone(),
-        producer.clone(),
-        timers_set.cases(),
-        workers.register("case-timers"),
-        stop.clone(),
-    ));
+    // Background work outside the stage contract, each job its options and a run until stop.
     let relay = Relay::new(pool.clone(), producer.clone(), workers.register("outbox"));
-    let relay = tokio::spawn(relay.run(stop.clone()));
-    let maintenance = tokio::spawn(partitions::maintain(pool.clone(), stop.clone()));
-    let minutes = tokio::spawn(health_minutes::maintain(pool.clone(), stop.clone()));
+    let jobs = [
+        job::spawn(dispatching(&config, pool.clone(), &workers)?, &stop),
+        job::spawn(backtests, &stop),
+        job::spawn(
+            TimerRelay::<RunTimers> {
+                pool: pool.clone(),
+                producer: producer.clone(),
+                woken: timers_set.runs(),
+                worker: workers.register("run-timers"),
+                timers: PhantomData,
+            },
+            &stop,
+        ),
+        job::spawn(
+            TimerRelay::<CaseTimers> {
+                pool: pool.clone(),
+                producer: producer.clone(),
+                woken: timers_set.cases(),
+                worker: workers.register("case-timers"),
+                timers: PhantomData,
+            },
+            &stop,
+        ),
+        job::spawn(relay, &stop),
+        job::spawn(Partitions { pool: pool.clone() }, &stop),
+        job::spawn(HealthMinutes { pool: pool.clone() }, &stop),
+        job::spawn(
+            AuditExports {
+                pool: pool.clone(),
+                storage: config.storage.clone(),
+                every: config.audit_export_every,
+            },
+            &stop,
+        ),
+        job::spawn(KeptCounts { pool: pool.clone() }, &stop),
+    ];
     gauges::register(&pool);
-    let exports = tokio::spawn(audit_exports::run(
-        pool.clone(),
-        (config.storage.clone(), config.audit_export_every),
-        stop.clone(),
-    ));
-    let counts = tokio::spawn(kept_counts::maintain(pool.clone(), stop.clone()));
     let listener = TcpListener::bind(config.health_addr).await?;
     let health = Health {
         readiness: readiness(pool, redis, producer.clone()),
@@ -153,16 +171,8 @@ async fn run(config: Config, process: Process) -> RunResult {
     };
     serve_health(listener, health, stop).await;
     let _ = tokio::join!(
-        relay,
-        maintenance,
-        minutes,
-        counts,
-        exports,
-        sweep,
-        dispatch,
+        futures::future::join_all(jobs),
         futures::future::join_all(stages),
-        run_timers,
-        case_timers,
         history_publisher
     );
     let _ = producer.flush(Duration::from_secs(5));
@@ -172,31 +182,18 @@ async fn run(config: Config, process: Process) -> RunResult {
 /// The dispatcher of this worker: sending deliveries needs the keys their signing secrets are
 /// sealed with; without `SECRET_STORE_KEY` none runs, and deliveries wait for a worker that has
 /// it.
-fn dispatch(
+fn dispatching(
     config: &Config,
     pool: sqlx::PgPool,
     workers: &Workers,
-    stop: tokio_util::sync::CancellationToken,
-) -> Result<impl Future<Output = ()> + use<>, outbound::OutboundError> {
-    let dispatcher = match &config.secret_keys {
-        Some(keys) => Some(crate::dispatch::Dispatcher::new(
-            pool,
-            keys.clone(),
-            config.endpoints_loopback,
-        )?),
-        None => {
-            tracing::warn!("no SECRET_STORE_KEY: webhook deliveries wait for a worker with it");
-            None
-        }
+) -> Result<Option<Dispatching>, outbound::OutboundError> {
+    let Some(keys) = &config.secret_keys else {
+        tracing::warn!("no SECRET_STORE_KEY: webhook deliveries wait for a worker with it");
+        return Ok(None);
     };
-    let worker = dispatcher
-        .is_some()
-        .then(|| workers.register("webhook-dispatch"));
-    Ok(async move {
-        if let Some((dispatcher, worker)) = dispatcher.zip(worker) {
-            dispatcher.run(worker, stop).await;
-        }
-    })
+    let dispatcher = Dispatcher::new(pool, keys.clone(), config.endpoints_loopback)?;
+    let worker = workers.register("webhook-dispatch");
+    Ok(Some(Dispatching { dispatcher, worker }))
 }
 
 /// What the runs stage calls apps with.

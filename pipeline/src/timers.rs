@@ -4,6 +4,8 @@
 //! gets a second one finds nothing to do. Several pipelines share the work (`FOR UPDATE SKIP
 //! LOCKED`). Each table says how it is read ([`Timers`]).
 
+use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +18,7 @@ use topics::{Envelope, Message, Principal, Producer};
 use uuid::Uuid;
 
 use crate::Error;
+use crate::job::Job;
 use crate::workers::{Worker, WorkerState};
 
 /// The longest a relay sleeps without looking: what bounds how late a timer fires that no
@@ -109,8 +112,24 @@ enum Look {
     Due(Option<Duration>),
 }
 
-/// Relays `T`'s due timers until `stop`, looking when woken and when the earliest timer is due.
-pub(crate) async fn relay<T: Timers>(
+/// The job: relays `T`'s due timers until stopped, looking when woken and when the earliest
+/// timer is due.
+pub(crate) struct TimerRelay<T> {
+    pub(crate) pool: PgPool,
+    pub(crate) producer: Producer,
+    /// Notified by the stages that set a timer of `T`.
+    pub(crate) woken: Arc<Notify>,
+    pub(crate) worker: Worker,
+    pub(crate) timers: PhantomData<fn() -> T>,
+}
+
+impl<T: Timers> Job for TimerRelay<T> {
+    fn run(self, stop: CancellationToken) -> impl Future<Output = ()> + Send + 'static {
+        relay::<T>(self.pool, self.producer, self.woken, self.worker, stop)
+    }
+}
+
+async fn relay<T: Timers>(
     pool: PgPool,
     producer: Producer,
     woken: Arc<Notify>,

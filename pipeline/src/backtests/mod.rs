@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uuid::Uuid;
 
+use crate::job::Job;
 use crate::{Error, periodic};
 use claim::Claimed;
 pub(crate) use claim::reserve;
@@ -93,24 +94,12 @@ impl Runner {
                 return;
             };
             match claim::claim_reserved(&runner.pool, id, lease).await {
-                Ok(Some(claimed)) => runner.run(claimed, slot).await,
+                Ok(Some(claimed)) => runner.attempt(claimed, slot).await,
                 // The reservation expired while the slots were busy: a sweep takes it.
                 Ok(None) => {}
                 Err(error) => tracing::warn!(backtest = %id, %error, "backtest not started"),
             }
         });
-    }
-
-    /// Starts backtests whose lease expired, and fails those out of attempts, every two
-    /// seconds until the worker stops.
-    pub(crate) async fn sweep(self) {
-        periodic::every(SWEEP_EVERY, SWEEP_EVERY, self.stop.clone(), || async {
-            if let Err(error) = self.sweep_once().await {
-                tracing::warn!(%error, "backtests not swept");
-            }
-        })
-        .await;
-        self.drained().await;
     }
 
     /// Once the worker stops: waits (10 s at most) for its running backtests to give their
@@ -130,12 +119,12 @@ impl Runner {
                 return Ok(());
             };
             let runner = self.clone();
-            tokio::spawn(async move { runner.run(claimed, slot).await });
+            tokio::spawn(async move { runner.attempt(claimed, slot).await });
         }
         Ok(())
     }
 
-    async fn run(&self, claimed: Claimed, _slot: OwnedSemaphorePermit) {
+    async fn attempt(&self, claimed: Claimed, _slot: OwnedSemaphorePermit) {
         let span = tracing::info_span!(
             "backtest.run",
             svc.tenant_id = %claimed.tenant,
@@ -174,6 +163,21 @@ impl Runner {
             tracing::warn!(backtest = %claimed.id, "backtest lease taken over; its result dropped");
         }
         Ok(())
+    }
+}
+
+/// The job: starts backtests whose lease expired, and fails those out of attempts, every two
+/// seconds until the worker stops (the runner's own `stop`, which its running backtests watch
+/// too), then waits for its running ones to give their leases back.
+impl Job for Runner {
+    async fn run(self, stop: CancellationToken) {
+        periodic::every(SWEEP_EVERY, SWEEP_EVERY, stop, || async {
+            if let Err(error) = self.sweep_once().await {
+                tracing::warn!(%error, "backtests not swept");
+            }
+        })
+        .await;
+        self.drained().await;
     }
 }
 

@@ -23,6 +23,7 @@ mod release;
 mod schedule;
 mod send;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ use self::claim::Due;
 use self::record::Answer;
 use self::recorder::Done;
 use self::send::NotSent;
+use crate::job::Job;
 use crate::workers::{Worker, WorkerState};
 
 /// The notification channel that wakes dispatchers when deliveries become due.
@@ -207,6 +209,18 @@ impl Dispatcher {
                 }
             }
         }
+    }
+}
+
+/// The job: a dispatcher with its state on `/healthz` (task queue `webhook-dispatch`).
+pub(crate) struct Dispatching {
+    pub(crate) dispatcher: Dispatcher,
+    pub(crate) worker: Worker,
+}
+
+impl Job for Dispatching {
+    fn run(self, stop: CancellationToken) -> impl Future<Output = ()> + Send + 'static {
+        self.dispatcher.run(self.worker, stop)
     }
 }
 
