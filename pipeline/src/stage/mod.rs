@@ -19,6 +19,24 @@ use uuid::Uuid;
 
 pub use context::Context;
 
+/// A stage applies command `$command` with `$apply`, an `async fn(&mut Context, &$command)` to
+/// the command's `Outcome`, leaving nothing for after the commit: the `Apply` of most commands.
+macro_rules! applies {
+    ($stage:ty: $command:ty => $apply:path) => {
+        #[async_trait::async_trait]
+        impl topics::Apply<$command, $crate::stage::Context> for $stage {
+            async fn apply(
+                &self,
+                cx: &mut $crate::stage::Context,
+                command: &$command,
+            ) -> Result<topics::Applied<<$command as topics::Command>::Reply>, $crate::Error> {
+                $apply(cx, command).await.map(topics::Applied::from)
+            }
+        }
+    };
+}
+pub(crate) use applies;
+
 use crate::Error;
 use crate::inbox::{self, Entry};
 use crate::replies::Replies;

@@ -6,17 +6,16 @@
 //! opens it again. The runs stage refuses calls while it is open and claims the trial after
 //! 30 s (`runs::circuit`).
 
-use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::circuits::{Circuit, CircuitState, Event, Verdict};
 use topics::outbound::Outbound;
-use topics::{Applied, Apply, Envelope, Header, Outcome, Principal};
+use topics::{Envelope, Header, Outcome, Principal};
 
 use crate::Error;
 use crate::audit::AuditEvent;
 use crate::outbox;
-use crate::stage::{Context, Stage};
+use crate::stage::{Context, Stage, applies};
 
 /// Counted failures in a row that open a circuit.
 const FAILURES_TO_OPEN: i32 = 5;
@@ -34,12 +33,7 @@ impl Stage for CircuitsStage {
     const REPLIES: bool = false;
 }
 
-#[async_trait]
-impl Apply<Event, Context> for CircuitsStage {
-    async fn apply(&self, cx: &mut Context, event: &Event) -> Result<Applied<Circuit>, Error> {
-        outcome(cx, event).await.map(Applied::from)
-    }
-}
+applies!(CircuitsStage: Event => outcome);
 
 /// What applying `event` comes to.
 async fn outcome(cx: &mut Context, event: &Event) -> Result<Outcome<Circuit>, Error> {

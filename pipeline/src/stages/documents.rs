@@ -3,15 +3,14 @@
 //! under their sha256, with its audit row `document.added` (the name, type, size and hash; never
 //! the bytes), and answers the document.
 
-use async_trait::async_trait;
 use serde_json::json;
+use topics::Outcome;
 use topics::documents::Document;
 use topics::documents::{Add, DocumentsCommand};
-use topics::{Applied, Apply, Outcome};
 
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::{Context, Stage};
+use crate::stage::{Context, Stage, applies};
 
 /// Applies the commands of the `documents.commands` topic.
 #[derive(Debug, Default)]
@@ -23,12 +22,7 @@ impl Stage for DocumentsStage {
     const NAME: &'static str = "documents";
 }
 
-#[async_trait]
-impl Apply<Add, Context> for DocumentsStage {
-    async fn apply(&self, cx: &mut Context, command: &Add) -> Result<Applied<Document>, Error> {
-        add(cx, command).await.map(Applied::from)
-    }
-}
+applies!(DocumentsStage: Add => add);
 
 /// Inserts the document and its audit row; answers the document.
 async fn add(cx: &mut Context, command: &Add) -> Result<Outcome<Document>, Error> {

@@ -1,27 +1,17 @@
 //! `SetApprovalSettings`: a tenant's approval settings (not shown in SPEC; docs/apps.md
 //! "Approval settings"), replaced whole, with audit `approval_settings.updated`.
 
-use async_trait::async_trait;
 use serde_json::json;
+use topics::Outcome;
 use topics::apps::ApprovalSettings;
 use topics::apps::SetApprovalSettings;
-use topics::{Applied, Apply, Outcome};
 
 use super::AppsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<SetApprovalSettings, Context> for AppsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        settings: &SetApprovalSettings,
-    ) -> Result<Applied<ApprovalSettings>, Error> {
-        apply(cx, settings).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: SetApprovalSettings => apply);
 
 async fn apply(
     cx: &mut Context,

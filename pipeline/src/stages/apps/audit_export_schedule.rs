@@ -3,26 +3,16 @@
 //! starts covering from the hour it was set; a later change keeps what was covered, so no window is
 //! skipped or exported twice.
 
-use async_trait::async_trait;
 use serde_json::json;
+use topics::Outcome;
 use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
-use topics::{Applied, Apply, Outcome};
 
 use super::AppsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<SetAuditExportSchedule, Context> for AppsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        schedule: &SetAuditExportSchedule,
-    ) -> Result<Applied<AuditExportSchedule>, Error> {
-        apply(cx, schedule).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: SetAuditExportSchedule => apply);
 
 async fn apply(
     cx: &mut Context,

@@ -2,38 +2,19 @@
 //! tenant), or publishes again one a previous release withdrew; `RetirePlatform` withdraws one
 //! the release no longer carries. Both are idempotent, as the API sends them at every start.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::apps::{ReleasePlatform, RetirePlatform, Version, VersionStatus};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<ReleasePlatform, Context> for AppsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &ReleasePlatform,
-    ) -> Result<Applied<Version>, Error> {
-        release(cx, command).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: ReleasePlatform => release);
 
-#[async_trait]
-impl Apply<RetirePlatform, Context> for AppsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &RetirePlatform,
-    ) -> Result<Applied<Version>, Error> {
-        retire(cx, command).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: RetirePlatform => retire);
 
 async fn release(cx: &mut Context, command: &ReleasePlatform) -> Result<Outcome<Version>, Error> {
     let ReleasePlatform {

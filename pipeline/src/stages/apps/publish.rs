@@ -2,23 +2,17 @@
 //! approval settings require app approvals, an approval request opens and it stays `uploaded`
 //! (the route answers 202). A version with an open request is a `conflict`.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::apps::{Publish, Version, VersionStatus};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<Publish, Context> for AppsStage {
-    async fn apply(&self, cx: &mut Context, publish: &Publish) -> Result<Applied<Version>, Error> {
-        apply(cx, publish).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: Publish => apply);
 
 async fn apply(cx: &mut Context, publish: &Publish) -> Result<Outcome<Version>, Error> {
     let tenant = cx.tenant()?;

@@ -1,22 +1,16 @@
 //! `Upload`: a tenant's new version, `uploaded` (SPEC §3.1 first row). One version per tenant,
 //! name and version number: a second is a `conflict`.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::apps::{Upload, Version};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 
 use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<Upload, Context> for AppsStage {
-    async fn apply(&self, cx: &mut Context, upload: &Upload) -> Result<Applied<Version>, Error> {
-        apply(cx, upload).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: Upload => apply);
 
 async fn apply(cx: &mut Context, upload: &Upload) -> Result<Outcome<Version>, Error> {
     let tenant = cx.tenant()?;

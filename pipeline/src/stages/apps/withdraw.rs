@@ -3,26 +3,16 @@
 //! status the API saw: if another transition applied in between (an approval racing this
 //! withdraw), this one is a `conflict`, so the race has one winner.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::apps::{Version, VersionStatus, Withdraw};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 
 use super::AppsStage;
 use super::version_row::{self, Audited};
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<Withdraw, Context> for AppsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        withdraw: &Withdraw,
-    ) -> Result<Applied<Version>, Error> {
-        apply(cx, withdraw).await.map(Applied::from)
-    }
-}
+applies!(AppsStage: Withdraw => apply);
 
 async fn apply(cx: &mut Context, withdraw: &Withdraw) -> Result<Outcome<Version>, Error> {
     let tenant = cx.tenant()?;

@@ -1,27 +1,17 @@
 //! `AddComment`: a remark added to an approval request's discussion (docs/definitions-and-runs.md
 //! "Definition approvals"), open or decided: a decision can still be discussed.
 
-use async_trait::async_trait;
 use topics::definitions::AddComment;
 use topics::definitions::Comment;
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::DefinitionsStage;
 use super::decide::Deciding;
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<AddComment, Context> for DefinitionsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        comment: &AddComment,
-    ) -> Result<Applied<Comment>, Error> {
-        apply(cx, comment).await.map(Applied::from)
-    }
-}
+applies!(DefinitionsStage: AddComment => apply);
 
 async fn apply(cx: &mut Context, comment: &AddComment) -> Result<Outcome<Comment>, Error> {
     let AddComment {

@@ -1,24 +1,14 @@
 //! `CreateVersion`: the key's next version, numbered without gaps (this stage is the key's only
 //! writer), not published. The first version creates the key.
 
-use async_trait::async_trait;
+use topics::Outcome;
 use topics::definitions::{Body, CreateVersion, Version};
-use topics::{Applied, Apply, Outcome};
 
 use super::DefinitionsStage;
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<CreateVersion, Context> for DefinitionsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        create: &CreateVersion,
-    ) -> Result<Applied<Version>, Error> {
-        apply(cx, create).await.map(Applied::from)
-    }
-}
+applies!(DefinitionsStage: CreateVersion => apply);
 
 async fn apply(cx: &mut Context, create: &CreateVersion) -> Result<Outcome<Version>, Error> {
     let tenant = super::tenant(cx)?;

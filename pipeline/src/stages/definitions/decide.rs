@@ -6,17 +6,16 @@
 //! decided request is 409 `conflict` whatever the decision; a rejected or withdrawn version can
 //! be requested again. Who may withdraw is the API's to check (the requester, or an approver).
 
-use async_trait::async_trait;
 use sqlx::{Postgres, Transaction};
 use topics::definitions::ApprovalRequest;
 use topics::definitions::{Decide, Decision, Kind};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::DefinitionsStage;
 use super::publish::{self, approval_event};
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 use crate::stages::approvals::{self, Requests};
 
 /// What a decision is about.
@@ -27,16 +26,7 @@ pub(super) struct Deciding<'a> {
     pub(super) approval: Uuid,
 }
 
-#[async_trait]
-impl Apply<Decide, Context> for DefinitionsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        decide: &Decide,
-    ) -> Result<Applied<ApprovalRequest>, Error> {
-        apply(cx, decide).await.map(Applied::from)
-    }
-}
+applies!(DefinitionsStage: Decide => apply);
 
 async fn apply(cx: &mut Context, decide: &Decide) -> Result<Outcome<ApprovalRequest>, Error> {
     let Decide {

@@ -10,17 +10,16 @@
 
 use std::collections::BTreeSet;
 
-use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::definitions::{Body, Finding, Kind, Publish, PublishReply, Published, Requested};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::{DefinitionsStage, checks};
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
 /// The key, version and body of a publish, as the stage read them.
 pub(super) struct Publishing<'a> {
@@ -33,16 +32,7 @@ pub(super) struct Publishing<'a> {
     pub(super) body: Body,
 }
 
-#[async_trait]
-impl Apply<Publish, Context> for DefinitionsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        publish: &Publish,
-    ) -> Result<Applied<PublishReply>, Error> {
-        apply(cx, publish).await.map(Applied::from)
-    }
-}
+applies!(DefinitionsStage: Publish => apply);
 
 async fn apply(cx: &mut Context, command: &Publish) -> Result<Outcome<PublishReply>, Error> {
     let tenant = super::tenant(cx)?;

@@ -4,54 +4,29 @@
 //! Audit payloads name the endpoint's host, never its URL: a query string
 //! may carry the receiver's own token.
 
-use async_trait::async_trait;
 use readers::webhook_endpoints::{self, MAX_PER_TENANT};
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::endpoints::Endpoint;
 use topics::endpoints::{Create, Delete, RotateSecret, Update};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::EndpointsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
 /// How long a secret signs beside its successor after a rotation.
 const ROTATION_OVERLAP: &str = "24 hours";
 
-#[async_trait]
-impl Apply<Create, Context> for EndpointsStage {
-    async fn apply(&self, cx: &mut Context, command: &Create) -> Result<Applied<Endpoint>, Error> {
-        create(cx, command).await.map(Applied::from)
-    }
-}
+applies!(EndpointsStage: Create => create);
 
-#[async_trait]
-impl Apply<Update, Context> for EndpointsStage {
-    async fn apply(&self, cx: &mut Context, command: &Update) -> Result<Applied<Endpoint>, Error> {
-        update(cx, command).await.map(Applied::from)
-    }
-}
+applies!(EndpointsStage: Update => update);
 
-#[async_trait]
-impl Apply<RotateSecret, Context> for EndpointsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &RotateSecret,
-    ) -> Result<Applied<Endpoint>, Error> {
-        rotate(cx, command).await.map(Applied::from)
-    }
-}
+applies!(EndpointsStage: RotateSecret => rotate);
 
-#[async_trait]
-impl Apply<Delete, Context> for EndpointsStage {
-    async fn apply(&self, cx: &mut Context, command: &Delete) -> Result<Applied<()>, Error> {
-        delete(cx, command).await.map(Applied::from)
-    }
-}
+applies!(EndpointsStage: Delete => delete);
 
 async fn create(cx: &mut Context, create: &Create) -> Result<Outcome<Endpoint>, Error> {
     let tenant = readers::Tenant::new(cx.tenant()?);

@@ -6,23 +6,17 @@
 //! holds its lease) the retry is refused (409): the attempt's answer would overwrite it. An
 //! expired lease is cleared, so the late answer of a dispatcher that lost it records nothing.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::endpoints::RetryDelivery;
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::EndpointsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<RetryDelivery, Context> for EndpointsStage {
-    async fn apply(&self, cx: &mut Context, retry: &RetryDelivery) -> Result<Applied<()>, Error> {
-        apply(cx, retry).await.map(Applied::from)
-    }
-}
+applies!(EndpointsStage: RetryDelivery => apply);
 
 async fn apply(cx: &mut Context, retry: &RetryDelivery) -> Result<Outcome<()>, Error> {
     let tenant = readers::Tenant::new(cx.tenant()?);

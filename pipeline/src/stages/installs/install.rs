@@ -4,17 +4,16 @@
 //! `details.missingSecrets`). The approved hosts are the version's. The first install is audit
 //! `app.installed`, every later change `app.configured`.
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use topics::apps::VersionStatus;
 use topics::installs::{Install, Installed};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::InstallsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 use crate::stages::version_lock;
 
 /// What an install decides on: of its version's manifest only the declared secrets and hosts
@@ -33,16 +32,7 @@ struct Version {
     running_enabled: Option<bool>,
 }
 
-#[async_trait]
-impl Apply<Install, Context> for InstallsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        install: &Install,
-    ) -> Result<Applied<Installed>, Error> {
-        apply(cx, install).await.map(Applied::from)
-    }
-}
+applies!(InstallsStage: Install => apply);
 
 async fn apply(cx: &mut Context, install: &Install) -> Result<Outcome<Installed>, Error> {
     let tenant = cx.tenant()?;

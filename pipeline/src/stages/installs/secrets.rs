@@ -3,38 +3,19 @@
 //! stage never holds the key. Audit `app.secret.stored` / `app.secret.revoked`, never with the
 //! value.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::installs::{RevokeSecret, SecretState, StoreSecret};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::InstallsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<StoreSecret, Context> for InstallsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &StoreSecret,
-    ) -> Result<Applied<SecretState>, Error> {
-        store(cx, command).await.map(Applied::from)
-    }
-}
+applies!(InstallsStage: StoreSecret => store);
 
-#[async_trait]
-impl Apply<RevokeSecret, Context> for InstallsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &RevokeSecret,
-    ) -> Result<Applied<SecretState>, Error> {
-        revoke(cx, command).await.map(Applied::from)
-    }
-}
+applies!(InstallsStage: RevokeSecret => revoke);
 
 async fn store(cx: &mut Context, command: &StoreSecret) -> Result<Outcome<SecretState>, Error> {
     let tenant = cx.tenant()?;

@@ -3,29 +3,19 @@
 //! with `app_uninstalled` and its run resumes to fail. The install and its secrets go;
 //! invocations and callbacks stay. Audit `app.uninstalled`.
 
-use async_trait::async_trait;
 use serde_json::json;
 use topics::installs::{Uninstall, Uninstalled};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::InstallsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 use crate::stages::callbacks::observe_wait;
 use crate::stages::runs::UNINSTALLED;
 
-#[async_trait]
-impl Apply<Uninstall, Context> for InstallsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        uninstall: &Uninstall,
-    ) -> Result<Applied<Uninstalled>, Error> {
-        apply(cx, uninstall).await.map(Applied::from)
-    }
-}
+applies!(InstallsStage: Uninstall => apply);
 
 async fn apply(cx: &mut Context, uninstall: &Uninstall) -> Result<Outcome<Uninstalled>, Error> {
     let tenant = cx.tenant()?;

@@ -2,20 +2,14 @@
 //! stop (a pending callback session fails with `run_cancelled`: first wins, so a callback
 //! arriving later is stale) and its timers go. A run that ended answers 409 `conflict`.
 
-use async_trait::async_trait;
 use topics::runs::{Cancel, Run};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 
 use super::RunsStage;
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<Cancel, Context> for RunsStage {
-    async fn apply(&self, cx: &mut Context, cancel: &Cancel) -> Result<Applied<Run>, Error> {
-        apply(cx, cancel).await.map(Applied::from)
-    }
-}
+applies!(RunsStage: Cancel => apply);
 
 async fn apply(cx: &mut Context, cancel: &Cancel) -> Result<Outcome<Run>, Error> {
     let tenant = cx.tenant()?;

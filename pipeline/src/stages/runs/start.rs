@@ -1,23 +1,17 @@
 //! `Start`: the run is created `running` on the workflow version it names, or the published
 //! one; its steps run right after the reply ([`advance`](super::advance)).
 
-use async_trait::async_trait;
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
 use topics::runs::{Run, Start};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
 use super::RunsStage;
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<Start, Context> for RunsStage {
-    async fn apply(&self, cx: &mut Context, start: &Start) -> Result<Applied<Run>, Error> {
-        apply(cx, start).await.map(Applied::from)
-    }
-}
+applies!(RunsStage: Start => apply);
 
 async fn apply(cx: &mut Context, start: &Start) -> Result<Outcome<Run>, Error> {
     let tenant = cx.tenant()?;

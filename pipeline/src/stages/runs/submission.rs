@@ -1,24 +1,14 @@
 //! `OpenSubmission`: a collection submission bound to the run (docs/hand-off.md), the handle
 //! an applicant's token names. A run that does not exist (or is another tenant's) is 404.
 
-use async_trait::async_trait;
 use topics::runs::{OpenSubmission, Submission};
-use topics::{Applied, Apply, Outcome, RefusalCode};
+use topics::{Outcome, RefusalCode};
 
 use super::RunsStage;
 use crate::Error;
-use crate::stage::Context;
+use crate::stage::{Context, applies};
 
-#[async_trait]
-impl Apply<OpenSubmission, Context> for RunsStage {
-    async fn apply(
-        &self,
-        cx: &mut Context,
-        command: &OpenSubmission,
-    ) -> Result<Applied<Submission>, Error> {
-        open(cx, command).await.map(Applied::from)
-    }
-}
+applies!(RunsStage: OpenSubmission => open);
 
 async fn open(cx: &mut Context, command: &OpenSubmission) -> Result<Outcome<Submission>, Error> {
     let tenant = cx.tenant()?;
