@@ -56,7 +56,7 @@ pub(crate) async fn publish(state: State, stop: CancellationToken) {
 /// One pass: release every module of the folder, retire the rest. Answers how many versions
 /// the release carries.
 async fn pass(state: &State, folder: &Path) -> Result<usize, PassError> {
-    let (runner, objects) = state.apps().map_err(|_| PassError::Unconfigured)?;
+    let (runner, objects) = state.apps.ready().map_err(|_| PassError::Unconfigured)?;
     let mut carried = BTreeSet::new();
     for path in modules_in(folder)? {
         let label = path.display().to_string();
@@ -116,7 +116,7 @@ where
         None,
         command.into(),
     );
-    match commands::send_and_wait::<C>(state, &envelope).await {
+    match commands::send_and_wait::<C>(&state.commands, &envelope).await {
         Ok(Outcome::Done { .. }) => Ok(()),
         Ok(Outcome::Refused(refusal)) => {
             // A release that reuses a version number for another module: say so, keep going.
@@ -145,7 +145,7 @@ async fn published_platform_versions(
     sqlx::query_as(
         "SELECT id, name, version FROM app_versions WHERE tenant_id IS NULL AND status = 'published'",
     )
-    .fetch_all(&state.pool)
+    .fetch_all(&state.reads.pool)
     .await
     .map_err(|e| PassError::Module("platform versions".into(), e.to_string()))
 }

@@ -21,7 +21,7 @@ use crate::auth::Principal as Caller;
 use crate::auth::claims::Kind;
 use crate::error::Error;
 use crate::replies::Waiter;
-use crate::state::State;
+use crate::state::Commands;
 
 /// How often a waiting route reads the inbox.
 const INBOX_POLL: Duration = Duration::from_secs(1);
@@ -38,7 +38,7 @@ pub(crate) struct Origin<'a> {
 /// Produces `command` for the caller's tenant and answers what the stage made of it: the
 /// command's reply, or the refusal as an error.
 pub(crate) async fn submit<C: Command>(
-    state: &State,
+    commands: &Commands,
     origin: Origin<'_>,
     command: C,
 ) -> Result<C::Reply, Error> {
@@ -59,7 +59,7 @@ pub(crate) async fn submit<C: Command>(
         service::telemetry::traces::traceparent_of(&span),
         command.into(),
     );
-    match send_and_wait::<C>(state, &envelope)
+    match send_and_wait::<C>(commands, &envelope)
         .instrument(span)
         .await?
     {
@@ -70,18 +70,18 @@ pub(crate) async fn submit<C: Command>(
 
 /// Produces `envelope`, which holds a `C`, and waits for its outcome.
 pub(crate) async fn send_and_wait<C: Command>(
-    state: &State,
+    commands: &Commands,
     envelope: &Envelope<C::Body>,
 ) -> Result<Outcome<C::Reply>, Error> {
-    let waiter = state.replies.wait_for(envelope.id);
-    state
+    let waiter = commands.replies.wait_for(envelope.id);
+    commands
         .producer
         .send(envelope)
         .await
         .map_err(|e| Error::Unavailable(format!("the command log: {e}")))?;
     let format = <C::Body as Message>::REPLY_VERSION;
-    outcome_of(state, waiter, envelope.id, format, || {
-        stored_reply(state, envelope.id)
+    outcome_of(commands, waiter, envelope.id, format, || {
+        stored_reply(commands, envelope.id)
     })
     .await
 }
@@ -91,7 +91,7 @@ pub(crate) async fn send_and_wait<C: Command>(
 /// end of the wait; a read that fails counts as none yet), read as reply `R` in reply format
 /// `format`. Still none after `COMMAND_WAIT_SECONDS`: 504 `command_timeout`.
 pub(crate) async fn outcome_of<R, Stored, Reading>(
-    state: &State,
+    commands: &Commands,
     mut waiter: Waiter,
     command_id: Uuid,
     format: u16,
@@ -102,7 +102,7 @@ where
     Stored: Fn() -> Reading,
     Reading: Future<Output = Result<Option<Reply>, Error>>,
 {
-    let deadline = tokio::time::Instant::now() + state.config.command_wait;
+    let deadline = tokio::time::Instant::now() + commands.wait;
     let mut poll = tokio::time::interval_at(tokio::time::Instant::now() + INBOX_POLL, INBOX_POLL);
     // A slow read must not bring the next ones forward in a burst.
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -173,11 +173,11 @@ fn dead_lettered(command_id: Uuid, reason: &str) -> Error {
 }
 
 /// The reply the inbox holds for `command_id`, once the stage committed one.
-async fn stored_reply(state: &State, command_id: Uuid) -> Result<Option<Reply>, Error> {
+async fn stored_reply(commands: &Commands, command_id: Uuid) -> Result<Option<Reply>, Error> {
     let row: Option<(Option<Json<Encoded>>, Option<String>)> =
         sqlx::query_as("SELECT outcome, dead_letter_reason FROM inbox WHERE command_id = $1")
             .bind(command_id)
-            .fetch_optional(&state.pool)
+            .fetch_optional(&commands.pool)
             .await
             .map_err(|e| Error::Unavailable(format!("the inbox: {e}")))?;
     Ok(match row {

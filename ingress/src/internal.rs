@@ -102,7 +102,7 @@ async fn route(
 ) -> Result<Response<Body>, Error> {
     match router.route(request.method(), request.uri().path()) {
         Routed::Found(InternalRoute::Operational(route), _) => {
-            health::answer(route, &state.readiness, &state.metrics)
+            health::answer(route, &state.listener.readiness, &state.listener.metrics)
                 .await
                 .map_err(Error::NotReady)
         }

@@ -112,7 +112,8 @@ pub(crate) async fn handle(
     let label = routed.label();
     let (route, params) = match routed {
         Routed::Found(PublicRoute::Operational(route), _) => {
-            let answer = health::answer(route, &state.readiness, &state.metrics).await;
+            let answer =
+                health::answer(route, &state.listener.readiness, &state.listener.metrics).await;
             let mut answer = answer.unwrap_or_else(|e| response::error(&e, &request_id));
             response::finish(&mut answer, &request_id);
             return answer;
@@ -187,7 +188,7 @@ async fn webhook(
     let span = observe::request_span(&method, label, request_id, request.headers(), None);
     let started = Instant::now();
     let client = state.config.trusted_proxies.client(peer, request.headers());
-    let decision = state.limiter.check(&Caller::Address(client));
+    let decision = state.listener.limiter.check(&Caller::Address(client));
     let received = async {
         if let Some(Decision::Limited {
             retry_after_seconds,
@@ -244,7 +245,7 @@ async fn counted(
         Ok((_, Ok(principal))) => caller_of(principal),
         _ => Caller::Address(peer),
     };
-    let decision = state.limiter.check(&caller);
+    let decision = state.listener.limiter.check(&caller);
     if let Some(Decision::Limited {
         retry_after_seconds,
         ..
@@ -269,7 +270,7 @@ async fn counted(
 
 fn authenticate(state: &State, request: &Request<Incoming>) -> Result<Principal, AuthFailure> {
     let token = bearer::token(request.headers()).map_err(AuthFailure::from)?;
-    state.verifier.verify(token)
+    state.listener.verifier.verify(token)
 }
 
 /// The caller a principal's requests count against (SPEC §8 rule 3): an applicant's
@@ -312,7 +313,7 @@ async fn authorised(
         _ => {}
     }
     if endpoint.needs_apps() {
-        state.apps()?;
+        state.apps.ready()?;
     }
     let (parts, mut body) = request.into_parts();
     body::refuse_declared_oversize(&parts.headers, &mut body, endpoint.body_limit).await?;

@@ -37,18 +37,18 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
     spawn_limiter_upkeep(state.clone(), stop.clone());
     tokio::spawn(catalogue::publish(state.clone(), stop.clone()));
     tokio::spawn(replies::listen(
-        state.replies.clone(),
+        state.commands.replies.clone(),
         state.redis.clone(),
         stop.clone(),
     ));
     tokio::spawn(directory::record(
-        state.pool.clone(),
+        state.reads.pool.clone(),
         recorded,
         stop.clone(),
     ));
     tokio::spawn(read_cache_listener::run(
         state.redis.clone(),
-        state.read_cache.clone(),
+        state.reads.cache.clone(),
         stop.clone(),
     ));
 
@@ -80,8 +80,8 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
         grace,
     );
     tokio::join!(public_server, internal_server);
-    let _ = state.producer.flush(Duration::from_secs(5));
-    let _ = state.webhook_events.flush(Duration::from_secs(5));
+    let _ = state.commands.producer.flush(Duration::from_secs(5));
+    let _ = state.webhooks.events.flush(Duration::from_secs(5));
     Ok(())
 }
 
@@ -92,7 +92,7 @@ fn spawn_limiter_upkeep(state: State, stop: CancellationToken) {
         loop {
             tokio::select! {
                 () = stop.cancelled() => break,
-                _ = tick.tick() => state.limiter.forget_idle(),
+                _ = tick.tick() => state.listener.limiter.forget_idle(),
             }
         }
     });

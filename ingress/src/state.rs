@@ -26,40 +26,81 @@ use crate::version_schemas::VersionSchemas;
 /// `Retry-After`, `routes::audit_export`).
 pub(crate) const AUDIT_EXPORTS_AT_ONCE: usize = 4;
 
-/// Shared state of the API; cheap to clone.
+/// Shared state of the API; cheap to clone. A handler reaches for the part it works with:
+/// [`Reads`] for lists and details, [`Commands`] to change anything, [`Apps`] for modules and
+/// the runner, [`Webhooks`] for vendor events; the listener's own (token checks, rate limits,
+/// health) is [`Listener`].
 #[derive(Debug, Clone)]
 pub(crate) struct State(Arc<Inner>);
 
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) config: Config,
-    pub(crate) pool: PgPool,
-    pub(crate) producer: topics::Producer,
-    /// The producer of vendor webhook events: its own, lingering longer than commands' (a route
-    /// waiting on a command wants it sent at once; webhooks come in bursts).
-    pub(crate) webhook_events: topics::Producer,
-    pub(crate) objects: Option<ObjectStore>,
-    /// The runner's client, when the deployment has a runner (`APP_RUNNER_URL`).
-    pub(crate) runner: Option<runner::client::RunnerClient>,
+    pub(crate) reads: Reads,
+    pub(crate) commands: Commands,
+    pub(crate) apps: Apps,
+    pub(crate) webhooks: Webhooks,
+    pub(crate) listener: Listener,
     pub(crate) redis: redis::Client,
-    pub(crate) replies: Arc<Replies>,
-    pub(crate) verifier: TokenVerifier,
-    pub(crate) limiter: RateLimiter,
-    pub(crate) read_cache: Arc<ReadCache>,
-    pub(crate) readiness: Readiness,
-    pub(crate) metrics: MetricsHandle,
-    /// Vendor events known recorded (a fast path for repeats).
-    pub(crate) recorded_events: RecordedEvents,
-    /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
-    pub(crate) webhooks_in_flight: Arc<Semaphore>,
     /// The audit exports running (`routes::audit_export`).
     pub(crate) audit_exports: Arc<Semaphore>,
-    /// Where each app says a webhook's external id is.
-    pub(crate) external_id_sources: ExternalIdSources,
+}
+
+/// What lists and details read: the database, and the cache of the costly answers.
+#[derive(Debug)]
+pub(crate) struct Reads {
+    pub(crate) pool: PgPool,
+    pub(crate) cache: Arc<ReadCache>,
+}
+
+/// What sends a command and waits for its outcome (`crate::commands`): the producer, the
+/// replies heard, and the inbox a missed reply is read from.
+#[derive(Debug)]
+pub(crate) struct Commands {
+    pub(crate) producer: topics::Producer,
+    pub(crate) replies: Arc<Replies>,
+    pub(crate) pool: PgPool,
+    /// How long a route waits for an outcome (`COMMAND_WAIT_SECONDS`).
+    pub(crate) wait: Duration,
+}
+
+/// What apps' modules and calls need: the runner and the object store when the deployment has
+/// them, the versions as stored and their compiled schemas, the operator's blocked modules.
+#[derive(Debug)]
+pub(crate) struct Apps {
+    /// The runner's client, when the deployment has a runner (`APP_RUNNER_URL`).
+    pub(crate) runner: Option<runner::client::RunnerClient>,
+    pub(crate) objects: Option<ObjectStore>,
     /// Compiled schemas of app versions (config, action input and output).
     pub(crate) version_schemas: VersionSchemas,
     /// Versions as stored at upload, by id (webhooks, hand-offs, installs).
     pub(crate) stored_versions: StoredVersions,
+    /// `APP_BLOCKED_SHA256`.
+    blocked_modules: Vec<schema::module::Sha256>,
+}
+
+/// The vendor webhook route's own (`routes::webhooks`).
+#[derive(Debug)]
+pub(crate) struct Webhooks {
+    /// The producer of vendor webhook events: its own, lingering longer than commands' (a route
+    /// waiting on a command wants it sent at once; webhooks come in bursts).
+    pub(crate) events: topics::Producer,
+    /// Vendor events known recorded (a fast path for repeats).
+    pub(crate) recorded: RecordedEvents,
+    /// Webhooks handled at once (`WEBHOOK_MAX_IN_FLIGHT`).
+    pub(crate) in_flight: Arc<Semaphore>,
+    /// Where each app says a webhook's external id is.
+    pub(crate) external_id_sources: ExternalIdSources,
+}
+
+/// The listener's own (`crate::public`): who a token names, how often a caller may call, and
+/// the health answers.
+#[derive(Debug)]
+pub(crate) struct Listener {
+    pub(crate) verifier: TokenVerifier,
+    pub(crate) limiter: RateLimiter,
+    pub(crate) readiness: Readiness,
+    pub(crate) metrics: MetricsHandle,
 }
 
 impl std::ops::Deref for State {
@@ -84,9 +125,9 @@ pub(crate) enum StartError {
     Runner(#[from] reqwest::Error),
 }
 
-impl State {
+impl Apps {
     /// The runner and the object store, or 503 `apps_unavailable` (SPEC §4.7 rule 9).
-    pub(crate) fn apps(&self) -> Result<(&runner::client::RunnerClient, &ObjectStore), Error> {
+    pub(crate) fn ready(&self) -> Result<(&runner::client::RunnerClient, &ObjectStore), Error> {
         match (&self.runner, &self.objects) {
             (Some(runner), Some(objects)) => Ok((runner, objects)),
             _ => Err(Error::AppsUnavailable),
@@ -95,12 +136,11 @@ impl State {
 
     /// Whether the operator blocked `sha256` (`APP_BLOCKED_SHA256`).
     pub(crate) fn is_blocked(&self, sha256: &str) -> bool {
-        self.config
-            .blocked_modules
-            .iter()
-            .any(|b| b.as_str() == sha256)
+        self.blocked_modules.iter().any(|b| b.as_str() == sha256)
     }
+}
 
+impl State {
     /// Builds the state without waiting for any dependency: a dependency that is down makes
     /// `/health/ready` answer 503 naming it, not the process fail to start.
     pub(crate) fn new(
@@ -127,8 +167,6 @@ impl State {
             _ => None,
         };
         let limiter = RateLimiter::new(config.rate_limit_per_minute);
-        let redis_for_recorded = redis.clone();
-        let webhooks_in_flight = Arc::new(Semaphore::new(config.webhook_max_in_flight));
         let readiness = crate::health::readiness(
             pool.clone(),
             redis.clone(),
@@ -136,25 +174,38 @@ impl State {
             objects.clone(),
         );
         Ok(Self(Arc::new(Inner {
+            reads: Reads {
+                pool: pool.clone(),
+                cache: Arc::new(ReadCache::new(read_cache_bytes, TIME_TO_LIVE)),
+            },
+            commands: Commands {
+                producer,
+                replies: Arc::new(Replies::default()),
+                pool,
+                wait: config.command_wait,
+            },
+            apps: Apps {
+                runner,
+                objects,
+                version_schemas: VersionSchemas::default(),
+                stored_versions: StoredVersions::default(),
+                blocked_modules: config.blocked_modules.clone(),
+            },
+            webhooks: Webhooks {
+                events: webhook_events,
+                recorded: RecordedEvents::new(redis.clone()),
+                in_flight: Arc::new(Semaphore::new(config.webhook_max_in_flight)),
+                external_id_sources: ExternalIdSources::default(),
+            },
+            listener: Listener {
+                verifier,
+                limiter,
+                readiness,
+                metrics,
+            },
             config,
-            pool,
-            producer,
-            webhook_events,
-            objects,
-            runner,
             redis,
-            replies: Arc::new(Replies::default()),
-            verifier,
-            limiter,
-            read_cache: Arc::new(ReadCache::new(read_cache_bytes, TIME_TO_LIVE)),
-            readiness,
-            metrics,
-            recorded_events: RecordedEvents::new(redis_for_recorded),
-            webhooks_in_flight,
             audit_exports: Arc::new(Semaphore::new(AUDIT_EXPORTS_AT_ONCE)),
-            external_id_sources: ExternalIdSources::default(),
-            version_schemas: VersionSchemas::default(),
-            stored_versions: StoredVersions::default(),
         })))
     }
 }

@@ -33,6 +33,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     }
     let tenant = readers::Tenant::new(principal.tenant);
     let console = state.config.console_url.as_deref();
-    let items = activity::newest(&state.pool, tenant, &actions, limit, console).await?;
+    let items = activity::newest(&state.reads.pool, tenant, &actions, limit, console).await?;
     Ok(response::json(StatusCode::OK, &Feed { items }))
 }

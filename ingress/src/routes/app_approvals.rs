@@ -16,6 +16,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = approvals::list(&state.pool, tenant, open, page).await?;
+    let page = approvals::list(&state.reads.pool, tenant, open, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -17,7 +17,14 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, raw_query) = (call.state, call.principal, call.query());
     let (filter, page) = parse(raw_query)?;
     let tenant = Tenant::new(principal.tenant);
-    let found = callbacks::list(&state.pool, tenant, &filter, page, visibility(principal)).await?;
+    let found = callbacks::list(
+        &state.reads.pool,
+        tenant,
+        &filter,
+        page,
+        visibility(principal),
+    )
+    .await?;
     Ok(response::json(StatusCode::OK, &found))
 }
 

@@ -38,11 +38,11 @@ fn enabled_default() -> bool {
 
 pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, name) = (call.state, call.origin(), call.param("name"));
-    state.apps()?;
+    state.apps.ready()?;
     let name = path::app_name(name)?.to_owned();
     let install: Install = call.json().await?;
     if !versions::is_visible(
-        &state.pool,
+        &state.reads.pool,
         viewer(origin.caller),
         &name,
         install.version_id.0,
@@ -52,14 +52,16 @@ pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
         return Err(Error::NotFound);
     }
     let version = state
+        .apps
         .stored_versions
-        .get(&state.pool, install.version_id.0)
+        .get(&state.reads.pool, install.version_id.0)
         .await?;
-    if state.is_blocked(&version.sha256) {
+    if state.apps.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     let config = Value::Object(install.config);
     state
+        .apps
         .version_schemas
         .check(
             version.id,
@@ -75,18 +77,18 @@ pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
         enabled: install.enabled,
         config,
     };
-    let installed = commands::submit(state, origin, command).await?;
+    let installed = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &installed))
 }
 
 pub(crate) async fn delete(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, name, raw_query) =
         (call.state, call.origin(), call.param("name"), call.query());
-    state.apps()?;
+    state.apps.ready()?;
     let name = path::app_name(name)?.to_owned();
     let mut query = Query::parse(raw_query);
     let force = query.boolean("force", false);
     query.finish()?;
-    let uninstalled = commands::submit(state, origin, Uninstall { name, force }).await?;
+    let uninstalled = commands::submit(&state.commands, origin, Uninstall { name, force }).await?;
     Ok(response::json(StatusCode::OK, &uninstalled))
 }

@@ -71,11 +71,11 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     // The query as sent names the answer (it parsed, so it holds nothing else): two spellings
     // of one query are two entries, which costs memory, never correctness.
     let request = format!("invocations:list?{}", raw_query.unwrap_or_default());
-    let key = state.read_cache.key(principal.tenant, shown, request);
-    if let Some(answer) = key.as_ref().and_then(|key| state.read_cache.get(key)) {
+    let key = state.reads.cache.key(principal.tenant, shown, request);
+    if let Some(answer) = key.as_ref().and_then(|key| state.reads.cache.get(key)) {
         return Ok(response::json_bytes(StatusCode::OK, answer));
     }
-    let found = invocations::list(&state.pool, tenant, &filter, page).await?;
+    let found = invocations::list(&state.reads.pool, tenant, &filter, page).await?;
     let body = found.map(|record| record.visible_to(shown));
     Ok(cached_json(state, key, &body))
 }
@@ -87,12 +87,13 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let tenant = Tenant::new(principal.tenant);
     let shown = visibility(principal);
     let key = state
-        .read_cache
+        .reads
+        .cache
         .key(principal.tenant, shown, format!("invocations:get:{id}"));
-    if let Some(answer) = key.as_ref().and_then(|key| state.read_cache.get(key)) {
+    if let Some(answer) = key.as_ref().and_then(|key| state.reads.cache.get(key)) {
         return Ok(response::json_bytes(StatusCode::OK, answer));
     }
-    let record = invocations::get(&state.pool, tenant, id)
+    let record = invocations::get(&state.reads.pool, tenant, id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(cached_json(state, key, &record.visible_to(shown)))
@@ -105,7 +106,7 @@ fn cached_json<T: serde::Serialize>(state: &State, key: Option<Key>, value: &T) 
     };
     let bytes = Bytes::from(bytes);
     if let Some(key) = key {
-        state.read_cache.insert(key, bytes.clone());
+        state.reads.cache.insert(key, bytes.clone());
     }
     response::json_bytes(StatusCode::OK, bytes)
 }

@@ -20,12 +20,13 @@ pub(crate) async fn fetch(state: &State, sha256: &str) -> Result<Response<Body>,
             "must be 64 lowercase hex characters",
         )
     })?;
-    if state.is_blocked(sha256.as_str())
-        || !readers::apps::modules::is_servable(&state.pool, sha256.as_str()).await?
+    if state.apps.is_blocked(sha256.as_str())
+        || !readers::apps::modules::is_servable(&state.reads.pool, sha256.as_str()).await?
     {
         return Err(Error::NotFound);
     }
     let store = state
+        .apps
         .objects
         .as_ref()
         .ok_or_else(|| Error::Unavailable("no object storage configured".into()))?;

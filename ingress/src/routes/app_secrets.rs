@@ -69,7 +69,7 @@ pub(crate) async fn store(call: Call<'_>) -> Result<Response<Body>, Error> {
         secret,
         sealed,
     };
-    let stored = commands::submit(state, origin, command).await?;
+    let stored = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }
 
@@ -83,13 +83,13 @@ pub(crate) async fn revoke(call: Call<'_>) -> Result<Response<Body>, Error> {
     secret_store(state)?;
     let name = path::app_name(name)?.to_owned();
     let secret = path::secret_name(secret)?.to_owned();
-    let revoked = commands::submit(state, origin, RevokeSecret { name, secret }).await?;
+    let revoked = commands::submit(&state.commands, origin, RevokeSecret { name, secret }).await?;
     Ok(response::json(StatusCode::OK, &revoked))
 }
 
 /// The deployment's secret keys: apps available first (rule 9), then the store (rule 2).
 fn secret_store(state: &State) -> Result<Arc<SecretKeys>, Error> {
-    state.apps()?;
+    state.apps.ready()?;
     state
         .config
         .secret_keys
@@ -104,11 +104,16 @@ async fn require_named(
     name: &str,
     secret: &str,
 ) -> Result<(), Error> {
-    let seen = versions::of_app(&state.pool, viewer(origin.caller), name).await?;
+    let seen = versions::of_app(&state.reads.pool, viewer(origin.caller), name).await?;
     if seen.is_empty() {
         return Err(Error::NotFound);
     }
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     let installed = installs::get(&mut connection, tenant, name)
         .await?

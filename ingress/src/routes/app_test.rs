@@ -55,11 +55,16 @@ struct Outcome {
 
 pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, name) = (call.state, call.origin(), call.param("name"));
-    let (runner, _) = state.apps()?;
+    let (runner, _) = state.apps.ready()?;
     let name = path::app_name(name)?.to_owned();
     let test: TestCall = call.json().await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let install = installs::get(&mut connection, tenant, &name)
         .await?
         .ok_or(Error::AppNotInstalled)?;
@@ -71,7 +76,7 @@ pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
     )
     .await?
     .ok_or_else(|| Error::Internal("the installed version is not visible".into()))?;
-    if state.is_blocked(&version.sha256) {
+    if state.apps.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     let action = &version.manifest["actions"][&test.action];
@@ -84,6 +89,7 @@ pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
     }
     let input_schema = SchemaOf::Input(&test.action);
     state
+        .apps
         .version_schemas
         .check(
             version.id,
@@ -143,7 +149,7 @@ pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
         duration_ms: outcome.duration_ms,
     };
     // What the audit row holds is the stage's; the caller gets the call's outcome.
-    commands::submit(state, origin, record).await?;
+    commands::submit(&state.commands, origin, record).await?;
     let outcome = if origin.caller.has(Permission::RunsContext) {
         outcome
     } else {

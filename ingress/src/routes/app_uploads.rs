@@ -22,7 +22,7 @@ use crate::object_store::{ObjectStore, StoreError};
 
 pub(crate) async fn upload(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, parts, request) = (call.state, call.origin(), &call.parts, call.body);
-    let (runner, objects) = state.apps()?;
+    let (runner, objects) = state.apps.ready()?;
     if !is_wasm(parts.headers.get(CONTENT_TYPE)) {
         return Err(Error::UnsupportedMediaType {
             expected: "application/wasm",
@@ -57,7 +57,7 @@ pub(crate) async fn upload(call: Call<'_>) -> Result<Response<Body>, Error> {
         },
         name: name.clone(),
     };
-    let version = commands::submit(state, origin, command).await?;
+    let version = commands::submit(&state.commands, origin, command).await?;
     let mut answer = response::json(StatusCode::CREATED, &version);
     let location = format!("/apps/{name}/versions/{}", version.id);
     if let Ok(value) = HeaderValue::from_str(&location) {

@@ -24,10 +24,10 @@ async fn own_version(
     name: &str,
     id: &str,
 ) -> Result<(String, Uuid, Version), Error> {
-    state.apps()?;
+    state.apps.ready()?;
     let name = path::app_name(name)?.to_owned();
     let id = path::id("id", id)?;
-    let version = versions::get(&state.pool, viewer(origin.caller), &name, id)
+    let version = versions::get(&state.reads.pool, viewer(origin.caller), &name, id)
         .await?
         .ok_or(Error::NotFound)?;
     if version.publisher == Publisher::Platform {
@@ -46,7 +46,7 @@ pub(crate) async fn publish(call: Call<'_>) -> Result<Response<Body>, Error> {
         call.param("id"),
     );
     let (name, version_id, _) = own_version(state, origin, name, id).await?;
-    let version = commands::submit(state, origin, Publish { version_id, name }).await?;
+    let version = commands::submit(&state.commands, origin, Publish { version_id, name }).await?;
     // Still `uploaded`: an approval request opened instead.
     let status = if version.status == VersionStatus::Published {
         StatusCode::OK
@@ -84,7 +84,7 @@ async fn decide(call: Call<'_>, verdict: Verdict) -> Result<Response<Body>, Erro
                 name,
                 comment,
             };
-            commands::submit(state, origin, approve).await?
+            commands::submit(&state.commands, origin, approve).await?
         }
         Verdict::Reject => {
             let reject = Reject {
@@ -92,7 +92,7 @@ async fn decide(call: Call<'_>, verdict: Verdict) -> Result<Response<Body>, Erro
                 name,
                 comment,
             };
-            commands::submit(state, origin, reject).await?
+            commands::submit(&state.commands, origin, reject).await?
         }
     };
     Ok(response::json(StatusCode::OK, &version))
@@ -112,6 +112,6 @@ pub(crate) async fn withdraw(call: Call<'_>) -> Result<Response<Body>, Error> {
         name,
         seen,
     };
-    let version = commands::submit(state, origin, command).await?;
+    let version = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &version))
 }

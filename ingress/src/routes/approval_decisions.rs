@@ -61,7 +61,7 @@ async fn decide(call: Call<'_>, decision: Decision) -> Result<Response<Body>, Er
         decision,
         comment,
     };
-    let decided = commands::submit(state, origin, command).await?;
+    let decided = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &decided))
 }
 
@@ -80,7 +80,7 @@ pub(crate) async fn comment(call: Call<'_>) -> Result<Response<Body>, Error> {
         approval: approval.id,
         body,
     };
-    let comment = commands::submit(state, origin, command).await?;
+    let comment = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &comment))
 }
 
@@ -88,7 +88,7 @@ pub(crate) async fn comment(call: Call<'_>) -> Result<Response<Body>, Error> {
 async fn requested(state: &State, origin: Origin<'_>, id: &str) -> Result<ApprovalRequest, Error> {
     let id = path::id("id", id)?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
-    approvals::get(&state.pool, tenant, id)
+    approvals::get(&state.reads.pool, tenant, id)
         .await?
         .ok_or(Error::NotFound)
 }

@@ -45,7 +45,12 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let tenant = Tenant::new(principal.tenant);
     // One connection, one query after another: a detail never takes more of the pool than a
     // list does, however many approvers read at once.
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let approval = approvals::get(&mut *connection, tenant, id)
         .await?
         .ok_or(Error::NotFound)?;
@@ -119,7 +124,7 @@ async fn dependencies(
         .filter(|n| n.kind != "app")
         .map(|n| (n.kind, n.key.as_str()))
         .collect();
-    let versions = definitions::published_versions(&state.pool, tenant, &keys).await?;
+    let versions = definitions::published_versions(&state.reads.pool, tenant, &keys).await?;
     Ok(named
         .into_iter()
         .map(|n| {

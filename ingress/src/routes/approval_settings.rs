@@ -32,7 +32,7 @@ fn four_eyes_default() -> bool {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
-    let settings = readers::approval_settings::get(&state.pool, tenant).await?;
+    let settings = readers::approval_settings::get(&state.reads.pool, tenant).await?;
     Ok(response::json(StatusCode::OK, &settings))
 }
 
@@ -55,6 +55,6 @@ pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
         required_for: settings.required_for,
         four_eyes: settings.four_eyes,
     };
-    let stored = commands::submit(state, origin, command).await?;
+    let stored = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }

@@ -44,6 +44,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
         stale,
     };
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = approvals::list(&state.pool, tenant, &filter, page).await?;
+    let page = approvals::list(&state.reads.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

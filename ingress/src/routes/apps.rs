@@ -23,7 +23,12 @@ pub(crate) fn viewer(principal: &Principal) -> Viewer {
 
 pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal) = (call.state, call.principal);
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let items = catalogue::list(&mut connection, viewer(principal)).await?;
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }
@@ -31,7 +36,12 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let entry = catalogue::get(&mut connection, viewer(principal), name)
         .await?
         .ok_or(Error::NotFound)?;
@@ -41,7 +51,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn versions(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
-    let items = versions::of_app(&state.pool, viewer(principal), name).await?;
+    let items = versions::of_app(&state.reads.pool, viewer(principal), name).await?;
     if items.is_empty() {
         return Err(Error::NotFound);
     }
@@ -54,11 +64,11 @@ pub(crate) async fn versions(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn usage(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
-    let seen = versions::of_app(&state.pool, viewer(principal), name).await?;
+    let seen = versions::of_app(&state.reads.pool, viewer(principal), name).await?;
     if seen.is_empty() {
         return Err(Error::NotFound);
     }
     let tenant = readers::Tenant::new(principal.tenant);
-    let items = readers::definitions::usage(&state.pool, tenant, name).await?;
+    let items = readers::definitions::usage(&state.reads.pool, tenant, name).await?;
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }

@@ -26,6 +26,6 @@ pub(crate) async fn report(call: Call<'_>) -> Result<Response<Body>, Error> {
         .map(|sha| sha.as_str())
         .collect();
     let tenant = readers::Tenant::new(principal.tenant);
-    let report = health::report(&state.pool, tenant, window, &blocked).await?;
+    let report = health::report(&state.reads.pool, tenant, window, &blocked).await?;
     Ok(response::json(StatusCode::OK, &report))
 }

@@ -23,7 +23,7 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = audit::list(&state.pool, tenant, &filter, page).await?;
+    let page = audit::list(&state.reads.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
 

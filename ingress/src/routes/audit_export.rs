@@ -63,7 +63,7 @@ pub(crate) async fn export(call: Call<'_>) -> Result<Response<Body>, Error> {
     };
     let (sender, receiver) = mpsc::channel::<Chunk>(CHUNKS_AHEAD);
     let export = Export {
-        pool: state.pool.clone(),
+        pool: state.reads.pool.clone(),
         tenant: principal.tenant,
         format,
         _permit: permit,

@@ -1,7 +1,7 @@
 //! The scheduled audit export (docs/cases-activity-audit.md "The audit log"): `GET
 //! /audit-exports/schedule` (`audit:read`; the defaults until set), `PUT /audit-exports/schedule`
-//! `{enabled, intervalHours = 24, format = ndjson}` (`audit:export`, admins; through the apps
-//! stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
+//! `{enabled, intervalHours = 24, format = ndjson}` (`audit:export`, admins; through the
+//! apps stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
 //! each window written to object storage, or why it was not.
 
 use http::{Response, StatusCode};
@@ -41,7 +41,7 @@ fn ndjson() -> ExportFormat {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
-    let schedule = audit_exports::schedule(&state.pool, tenant)
+    let schedule = audit_exports::schedule(&state.reads.pool, tenant)
         .await?
         .unwrap_or_else(AuditExportSchedule::unset);
     Ok(response::json(StatusCode::OK, &schedule))
@@ -59,7 +59,7 @@ pub(crate) async fn put(call: Call<'_>) -> Result<Response<Body>, Error> {
         interval_hours: body.interval_hours,
         format: body.format,
     };
-    let stored = commands::submit(state, origin, command).await?;
+    let stored = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &stored))
 }
 
@@ -69,6 +69,6 @@ pub(crate) async fn runs(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = audit_exports::runs(&state.pool, tenant, page).await?;
+    let page = audit_exports::runs(&state.reads.pool, tenant, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -71,7 +71,7 @@ pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
         target,
         sample: Sample { last_days, limit },
     };
-    let backtest = commands::submit(state, origin, command).await?;
+    let backtest = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::ACCEPTED, &backtest))
 }
 
@@ -154,7 +154,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let backtest_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let backtest = readers::backtests::get(&state.pool, tenant, backtest_id)
+    let backtest = readers::backtests::get(&state.reads.pool, tenant, backtest_id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::OK, &backtest))
@@ -193,6 +193,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = readers::backtests::list(&state.pool, tenant, &filter, page).await?;
+    let page = readers::backtests::list(&state.reads.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -81,7 +81,7 @@ pub(crate) async fn open(call: Call<'_>) -> Result<Response<Body>, Error> {
             sla_due_at: Utc::now() + chrono::Duration::hours(i64::from(opened.sla_hours)),
         },
     };
-    let case = commands::submit(state, origin, command).await?;
+    let case = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &case))
 }
 
@@ -90,7 +90,7 @@ pub(crate) async fn decide(call: Call<'_>) -> Result<Response<Body>, Error> {
     let case_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     // A case of another tenant (or none) is 404 here, before anything is sent.
-    readers::cases::get(&state.pool, tenant, case_id)
+    readers::cases::get(&state.reads.pool, tenant, case_id)
         .await?
         .ok_or(Error::NotFound)?;
     let DecideBody { outcome, comment } = call.json().await?;
@@ -100,7 +100,7 @@ pub(crate) async fn decide(call: Call<'_>) -> Result<Response<Body>, Error> {
         outcome,
         comment,
     };
-    let case = commands::submit(state, origin, command).await?;
+    let case = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &case))
 }
 
@@ -108,7 +108,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let case_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let case = readers::cases::get(&state.pool, tenant, case_id)
+    let case = readers::cases::get(&state.reads.pool, tenant, case_id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::OK, &case))
@@ -129,6 +129,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = readers::cases::list(&state.pool, tenant, open, page).await?;
+    let page = readers::cases::list(&state.reads.pool, tenant, open, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

@@ -47,7 +47,7 @@ pub(crate) async fn open(call: Call<'_>) -> Result<Response<Body>, Error> {
         run_id: open.workflow_run_id.0,
         submission_id: Uuid::now_v7(),
     };
-    let opened = commands::submit(state, origin, command).await?;
+    let opened = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &opened))
 }
 
@@ -55,7 +55,7 @@ pub(crate) async fn status(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let submission = own_submission(state, principal, id).await?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let waiting = handoff::waiting(&state.pool, tenant, submission.workflow_run_id).await?;
+    let waiting = handoff::waiting(&state.reads.pool, tenant, submission.workflow_run_id).await?;
     Ok(response::json(
         StatusCode::OK,
         &json!({
@@ -74,18 +74,19 @@ pub(crate) async fn handoff(call: Call<'_>) -> Result<Response<Body>, Error> {
         call.param("id"),
         call.request_id,
     );
-    let runner = state.runner.as_ref().ok_or(Error::AppsUnavailable)?;
+    let runner = state.apps.runner.as_ref().ok_or(Error::AppsUnavailable)?;
     let submission = own_submission(state, principal, id).await?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let session = handoff::waiting(&state.pool, tenant, submission.workflow_run_id)
+    let session = handoff::waiting(&state.reads.pool, tenant, submission.workflow_run_id)
         .await?
         .filter(|session| session.installed)
         .ok_or(Error::HandoffUnavailable)?;
     let version = state
+        .apps
         .stored_versions
-        .get(&state.pool, session.version_id)
+        .get(&state.reads.pool, session.version_id)
         .await?;
-    if state.is_blocked(&version.sha256) {
+    if state.apps.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     let request = handoff_request(state, &session, &version)?;
@@ -115,9 +116,13 @@ async fn own_submission(
     if principal.submission != Some(id) {
         return Err(Error::NotFound);
     }
-    submissions::get(&state.pool, readers::Tenant::new(principal.tenant), id)
-        .await?
-        .ok_or(Error::NotFound)
+    submissions::get(
+        &state.reads.pool,
+        readers::Tenant::new(principal.tenant),
+        id,
+    )
+    .await?
+    .ok_or(Error::NotFound)
 }
 
 fn handoff_request(

@@ -52,7 +52,7 @@ pub(crate) async fn create_version(call: Call<'_>) -> Result<Response<HttpBody>,
         key: key.to_owned(),
         body,
     };
-    let created = commands::submit(state, origin, command).await?;
+    let created = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::CREATED, &created))
 }
 
@@ -134,7 +134,12 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
         call.param("key"),
     );
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let tenant = readers::Tenant::new(principal.tenant);
     let definition = readers::definitions::get(&mut connection, tenant, kind.as_str(), key)
         .await?
@@ -152,9 +157,10 @@ pub(crate) async fn get_version(call: Call<'_>) -> Result<Response<HttpBody>, Er
     );
     let (kind, key, version) = (kind_of(kind)?, key_of(key)?, version_of(version)?);
     let tenant = readers::Tenant::new(principal.tenant);
-    let found = readers::definitions::version(&state.pool, tenant, kind.as_str(), key, version)
-        .await?
-        .ok_or(Error::NotFound)?;
+    let found =
+        readers::definitions::version(&state.reads.pool, tenant, kind.as_str(), key, version)
+            .await?
+            .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::OK, &found))
 }
 
@@ -175,10 +181,12 @@ pub(crate) async fn publish(call: Call<'_>) -> Result<Response<HttpBody>, Error>
         version,
         comment,
     };
-    Ok(match commands::submit(state, origin, command).await? {
-        PublishReply::Published(published) => response::json(StatusCode::OK, &published),
-        PublishReply::Requested(requested) => response::json(StatusCode::ACCEPTED, &requested),
-    })
+    Ok(
+        match commands::submit(&state.commands, origin, command).await? {
+            PublishReply::Published(published) => response::json(StatusCode::OK, &published),
+            PublishReply::Requested(requested) => response::json(StatusCode::ACCEPTED, &requested),
+        },
+    )
 }
 
 fn kind_of(kind: &str) -> Result<Kind, Error> {

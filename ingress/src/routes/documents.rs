@@ -64,7 +64,7 @@ pub(crate) async fn add(call: Call<'_>) -> Result<Response<Body>, Error> {
         size_bytes,
         sha256: sha256.to_string(),
     };
-    let document = commands::submit(state, origin, command).await?;
+    let document = commands::submit(&state.commands, origin, command).await?;
     let mut answer = response::json(StatusCode::CREATED, &document);
     let location = format!("/subjects/{subject_id}/documents/{}", document.id);
     if let Ok(value) = HeaderValue::from_str(&location) {
@@ -86,7 +86,12 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let offset = query.integer("offset", 0, MAX_OFFSET, 0);
     query.finish()?;
     let tenant = Tenant::new(principal.tenant);
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let page = documents::list(&mut connection, tenant, subject_id, Page { limit, offset }).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
@@ -101,7 +106,12 @@ pub(crate) async fn read(call: Call<'_>) -> Result<Response<Body>, Error> {
     let subject_id = path::id("subjectId", subject)?;
     let id = path::id("id", id)?;
     let tenant = Tenant::new(principal.tenant);
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let document = documents::get(&mut connection, tenant, subject_id, id)
         .await?
         .ok_or(Error::NotFound)?;
@@ -149,6 +159,7 @@ pub(crate) async fn bytes_of(
 
 fn objects(state: &State) -> Result<&ObjectStore, Error> {
     state
+        .apps
         .objects
         .as_ref()
         .ok_or_else(|| Error::Unavailable("no object storage configured".into()))

@@ -34,7 +34,7 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let unread_only = query.boolean("unread", false);
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
-    let page = notifications::list(&state.pool, reader(principal), unread_only, page).await?;
+    let page = notifications::list(&state.reads.pool, reader(principal), unread_only, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
 
@@ -50,7 +50,7 @@ pub(crate) async fn mark_read(call: Call<'_>) -> Result<Response<Body>, Error> {
         }
         Some(ids) => {
             let ids = ids.into_iter().map(|id| id.0).collect();
-            commands::submit(state, origin, Mark { reader, admin, ids }).await?
+            commands::submit(&state.commands, origin, Mark { reader, admin, ids }).await?
         }
         None => {
             let until = chrono::Utc::now();
@@ -59,7 +59,7 @@ pub(crate) async fn mark_read(call: Call<'_>) -> Result<Response<Body>, Error> {
                 admin,
                 until,
             };
-            commands::submit(state, origin, all).await?
+            commands::submit(&state.commands, origin, all).await?
         }
     };
     Ok(response::json(StatusCode::OK, &marked))

@@ -15,6 +15,6 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = readers::users::list(&state.pool, tenant, page).await?;
+    let page = readers::users::list(&state.reads.pool, tenant, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }

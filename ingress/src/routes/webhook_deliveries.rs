@@ -37,7 +37,7 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let page = query.page(LIST_LIMIT, LIST_MAX_LIMIT);
     query.finish()?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let page = webhook_deliveries::list(&state.pool, tenant, &filter, page).await?;
+    let page = webhook_deliveries::list(&state.reads.pool, tenant, &filter, page).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
 
@@ -45,7 +45,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let delivery_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
+    let delivery = webhook_deliveries::get(&state.reads.pool, tenant, delivery_id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::OK, &delivery))
@@ -54,9 +54,9 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn retry(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let delivery_id = path::id("id", id)?;
-    commands::submit(state, origin, RetryDelivery { delivery_id }).await?;
+    commands::submit(&state.commands, origin, RetryDelivery { delivery_id }).await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
-    let delivery = webhook_deliveries::get(&state.pool, tenant, delivery_id)
+    let delivery = webhook_deliveries::get(&state.reads.pool, tenant, delivery_id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::ACCEPTED, &delivery))

@@ -16,9 +16,9 @@ use outbound::{SigningSecret, endpoint_hosts};
 use readers::webhook_endpoints;
 use serde::{Deserialize, Serialize};
 use service::http::{Body, response};
-use topics::endpoints::{self as command, Endpoint, secret_binding};
 use topics::outbound::is_event_type;
 use topics::sealed::Sealed;
+use topics::endpoints::{self as command, Endpoint, secret_binding};
 use uuid::Uuid;
 
 use crate::body;
@@ -89,7 +89,7 @@ pub(crate) async fn create(call: Call<'_>) -> Result<Response<Body>, Error> {
         enabled: created.enabled,
         secret: sealed,
     };
-    let endpoint = commands::submit(state, origin, command).await?;
+    let endpoint = commands::submit(&state.commands, origin, command).await?;
     let shown = WithSecret { endpoint, secret };
     Ok(response::json(StatusCode::CREATED, &shown))
 }
@@ -118,7 +118,7 @@ pub(crate) async fn update(call: Call<'_>) -> Result<Response<Body>, Error> {
         description: update.description,
         enabled: update.enabled,
     };
-    let endpoint = commands::submit(state, origin, command).await?;
+    let endpoint = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(StatusCode::OK, &endpoint))
 }
 
@@ -130,7 +130,7 @@ pub(crate) async fn rotate_secret(call: Call<'_>) -> Result<Response<Body>, Erro
         endpoint_id,
         secret: sealed,
     };
-    let endpoint = commands::submit(state, origin, command).await?;
+    let endpoint = commands::submit(&state.commands, origin, command).await?;
     let shown = WithSecret { endpoint, secret };
     Ok(response::json(StatusCode::OK, &shown))
 }
@@ -138,7 +138,7 @@ pub(crate) async fn rotate_secret(call: Call<'_>) -> Result<Response<Body>, Erro
 pub(crate) async fn delete(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let endpoint_id = path::id("id", id)?;
-    commands::submit(state, origin, command::Delete { endpoint_id }).await?;
+    commands::submit(&state.commands, origin, command::Delete { endpoint_id }).await?;
     Ok(response::json(
         StatusCode::OK,
         &serde_json::json!({"id": endpoint_id, "deleted": true}),
@@ -149,7 +149,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let endpoint_id = path::id("id", id)?;
     let tenant = readers::Tenant::new(principal.tenant);
-    let endpoint = webhook_endpoints::get(&state.pool, tenant, endpoint_id)
+    let endpoint = webhook_endpoints::get(&state.reads.pool, tenant, endpoint_id)
         .await?
         .ok_or(Error::NotFound)?;
     Ok(response::json(StatusCode::OK, &endpoint))
@@ -158,7 +158,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal) = (call.state, call.principal);
     let tenant = readers::Tenant::new(principal.tenant);
-    let items = webhook_endpoints::list(&state.pool, tenant).await?;
+    let items = webhook_endpoints::list(&state.reads.pool, tenant).await?;
     Ok(response::json(
         StatusCode::OK,
         &serde_json::json!({ "items": items }),

@@ -57,7 +57,7 @@ pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
         subject_id: start.subject_id.map(|id| id.0),
         context: Value::Object(start.context),
     };
-    let run = commands::submit(state, origin, command).await?;
+    let run = commands::submit(&state.commands, origin, command).await?;
     Ok(response::json(
         StatusCode::ACCEPTED,
         &visible(origin.caller, run),
@@ -67,7 +67,12 @@ pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let id = path::id("id", id)?;
-    let mut connection = state.pool.acquire().await.map_err(readers::Error::from)?;
+    let mut connection = state
+        .reads
+        .pool
+        .acquire()
+        .await
+        .map_err(readers::Error::from)?;
     let run = readers::runs::get(&mut connection, readers::Tenant::new(principal.tenant), id)
         .await?
         .ok_or(Error::NotFound)?;
@@ -77,7 +82,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn cancel(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, origin, id) = (call.state, call.origin(), call.param("id"));
     let run_id = path::id("id", id)?;
-    let run = commands::submit(state, origin, Cancel { run_id }).await?;
+    let run = commands::submit(&state.commands, origin, Cancel { run_id }).await?;
     Ok(response::json(StatusCode::OK, &visible(origin.caller, run)))
 }
 

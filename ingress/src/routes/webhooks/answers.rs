@@ -29,7 +29,7 @@ pub(super) async fn answer_of(
     let message_id = message.id;
     let stored = || recorded(state, tenant, message);
     let format = Event::REPLY_VERSION;
-    match commands::outcome_of(state, waiter, message_id, format, stored).await? {
+    match commands::outcome_of(&state.commands, waiter, message_id, format, stored).await? {
         Outcome::Done { value } => Ok(value),
         // The stage refuses no event: one it cannot apply is dead-lettered.
         Outcome::Refused(refusal) => Err(Error::Internal(format!(
@@ -48,9 +48,10 @@ async fn recorded(
 ) -> Result<Option<Reply>, Error> {
     let message_id = message.id;
     let tenant = readers::Tenant::new(tenant);
-    let Some(recording) = webhook::recording(&state.pool, tenant, message_id).await? else {
+    let Some(recording) = webhook::recording(&state.reads.pool, tenant, message_id).await? else {
         let event = &message.body;
-        let other = webhook::recorded_event(&state.pool, tenant, &event.app_name, &event.event_id);
+        let other =
+            webhook::recorded_event(&state.reads.pool, tenant, &event.app_name, &event.event_id);
         return other.await?.map(|_| applied(Answer::Duplicate)).transpose();
     };
     applied(recording.answer()).map(Some)

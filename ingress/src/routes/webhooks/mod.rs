@@ -63,12 +63,12 @@ pub(crate) async fn receive(
     body: Incoming,
     request_id: &str,
 ) -> Result<Response<Body>, Error> {
-    let Ok(_permit) = state.webhooks_in_flight.clone().try_acquire_owned() else {
+    let Ok(_permit) = state.webhooks.in_flight.clone().try_acquire_owned() else {
         return Err(Error::Overloaded {
             retry_after_seconds: 1,
         });
     };
-    let runner = state.runner.as_ref().ok_or(Error::AppsUnavailable)?;
+    let runner = state.apps.runner.as_ref().ok_or(Error::AppsUnavailable)?;
     let publisher = publisher(app, tenant)?;
     let body = crate::body::read(&parts.headers, body, BODY_LIMIT).await?;
     let query = parts.uri.query();
@@ -78,8 +78,9 @@ pub(crate) async fn receive(
         Some(id) => id,
         None => {
             let source = state
+                .webhooks
                 .external_id_sources
-                .of(&state.pool, publisher, app)
+                .of(&state.reads.pool, publisher, app)
                 .await?;
             match source {
                 Some(declared) => arrived.declared_external_id(&declared)?,
@@ -89,7 +90,7 @@ pub(crate) async fn receive(
         }
     };
 
-    let named = webhook::find(&state.pool, publisher, app, &external_id)
+    let named = webhook::find(&state.reads.pool, publisher, app, &external_id)
         .await?
         .ok_or(Error::NotFound)?;
     let target = named.target;
@@ -112,16 +113,18 @@ pub(crate) async fn receive(
         return Err(Error::AppNotInstalled);
     }
     let version = state
+        .apps
         .stored_versions
-        .get(&state.pool, target.version_id)
+        .get(&state.reads.pool, target.version_id)
         .await?;
-    if state.is_blocked(&version.sha256) {
+    if state.apps.is_blocked(&version.sha256) {
         return Err(Error::AppBlocked);
     }
     // A repeat whose event id the version lets us read is answered without running the module.
     if let Some(event_id) = arrived.event_id(&version.manifest)
         && state
-            .recorded_events
+            .webhooks
+            .recorded
             .contains(target.tenant_id, &target.app_name, &event_id)
             .await
     {
@@ -155,7 +158,7 @@ pub(crate) async fn receive(
             reason: "bad_output",
         });
     }
-    let event = checked(event, (&target, &version), &state.version_schemas);
+    let event = checked(event, (&target, &version), &state.apps.version_schemas);
     storable(&event)?;
     record(state, &target, event, request_id).await
 }
@@ -318,8 +321,8 @@ async fn record(
         service::telemetry::traces::current_traceparent(),
         event,
     );
-    let waiter = state.replies.wait_for(envelope.id);
-    if let Err(error) = state.webhook_events.send(&envelope).await {
+    let waiter = state.commands.replies.wait_for(envelope.id);
+    if let Err(error) = state.webhooks.events.send(&envelope).await {
         tracing::warn!(%error, "webhook event not produced");
         return Err(Error::Overloaded {
             retry_after_seconds: 1,
@@ -329,7 +332,7 @@ async fn record(
     // (a 504 included), unless the stage cannot apply it after all (dead-lettered): then it is
     // forgotten, and the vendor's retry may record it.
     let (tenant, event) = (target.tenant_id, &envelope.body);
-    let recorded = &state.recorded_events;
+    let recorded = &state.webhooks.recorded;
     recorded
         .insert(tenant, &event.app_name, &event.event_id)
         .await;
