@@ -32,7 +32,7 @@ use readers::audit::{Encoder, Filter, Pages};
 use service::storage::StorageConfig;
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
-use topics::apps::ExportFormat;
+use topics::settings::ExportFormat;
 use uuid::Uuid;
 
 use crate::Error;

@@ -16,7 +16,6 @@ mod backtests;
 mod cli;
 mod config;
 mod core_metrics;
-mod dispatch;
 mod error;
 #[cfg(feature = "failpoints")]
 mod failpoints;
@@ -37,14 +36,15 @@ mod stage;
 mod stages;
 mod task_failures;
 mod timers;
+mod webhook_deliveries;
 mod workers;
 
 pub use backtests::Runner as BacktestRunner;
 pub use cli::main;
-pub use dispatch::Dispatcher as WebhookDispatcher;
 pub use error::Error;
 pub use replies::Replies;
 pub use stage::{Context, Decoded, Stage, StageHandler};
 pub use stages::backtests::BacktestsStage;
 pub use stages::callbacks::CallbacksStage;
 pub use stages::installs::InstallsStage;
+pub use webhook_deliveries::Dispatcher as WebhookDispatcher;

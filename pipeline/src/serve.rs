@@ -17,7 +17,6 @@ use tokio::net::TcpListener;
 use crate::audit_exports::AuditExports;
 use crate::backtests::Runner;
 use crate::config::Config;
-use crate::dispatch::{Dispatcher, Dispatching};
 use crate::health::{Health, serve_health};
 use crate::health_minutes::HealthMinutes;
 use crate::history_changes::HistoryChanges;
@@ -30,16 +29,18 @@ use crate::stages::callbacks::CallbacksStage;
 use crate::stages::cases::CasesStage;
 use crate::stages::cases::timers::CaseTimers;
 use crate::stages::circuits::CircuitsStage;
-use crate::stages::endpoints::EndpointsStage;
 use crate::stages::notifications::NotificationsStage;
 use crate::stages::outbound::OutboundStage;
 use crate::stages::runs::timers::RunTimers;
 use crate::stages::runs::{Calls, RunsStage};
+use crate::stages::settings::SettingsStage;
+use crate::stages::webhook_endpoints::WebhookEndpointsStage;
 use crate::stages::{
     self, apps::AppsStage, definitions::DefinitionsStage, documents::DocumentsStage,
     installs::InstallsStage,
 };
 use crate::timers::{TimerRelay, TimersSet};
+use crate::webhook_deliveries::{Dispatcher, Dispatching};
 use crate::workers::Workers;
 use crate::{core_metrics, gauges, job, partitions};
 
@@ -111,6 +112,7 @@ async fn run(config: Config, process: Process) -> RunResult {
     let backtests = Runner::new(&pool, config.backtest_pace, stop.clone());
     let stages = [
         consuming.spawn(AppsStage),
+        consuming.spawn(SettingsStage),
         consuming.spawn(InstallsStage),
         consuming.spawn(DefinitionsStage),
         consuming.spawn(DocumentsStage),
@@ -119,7 +121,12 @@ async fn run(config: Config, process: Process) -> RunResult {
         consuming.spawn(CallbacksStage),
         consuming.spawn(CasesStage),
         consuming.spawn(BacktestsStage::new(backtests.clone())),
-        consuming.spawn(EndpointsStage),
+        consuming.spawn(WebhookEndpointsStage),
+        consuming.spawn_former(
+            WebhookEndpointsStage,
+            topics::catalogue::FORMER_ENDPOINTS,
+            "endpoints",
+        ),
         consuming.spawn(OutboundStage),
         consuming.spawn(NotificationsStage),
     ];
@@ -192,7 +199,7 @@ fn dispatching(
         return Ok(None);
     };
     let dispatcher = Dispatcher::new(pool, keys.clone(), config.endpoints_loopback)?;
-    let worker = workers.register("webhook-dispatch");
+    let worker = workers.register("webhook-deliveries");
     Ok(Some(Dispatching { dispatcher, worker }))
 }
 

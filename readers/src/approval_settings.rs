@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
-use topics::apps::ApprovalSettings;
+use topics::settings::ApprovalSettings;
 
 use crate::{Error, Tenant};
 

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgExecutor, PgPool};
-use topics::apps::{AuditExportSchedule, ExportFormat};
+use topics::settings::{AuditExportSchedule, ExportFormat};
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
-use topics::endpoints::Endpoint;
+use topics::webhook_endpoints::Endpoint;
 use uuid::Uuid;
 
 use crate::row::row_of;

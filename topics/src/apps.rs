@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::command::topic_commands;
 use crate::labels::labels;
+use crate::settings::{SetApprovalSettings, SetAuditExportSchedule};
 use crate::{Command, catalogue};
 
 labels! {
@@ -73,7 +74,7 @@ pub struct Module {
 }
 
 topic_commands! {
-    /// The commands of an app's versions, and the tenant-wide settings.
+    /// The commands of an app's versions.
     pub enum AppsCommand on catalogue::APPS, version 1, replies 2 {
         Upload,
         Publish,
@@ -82,6 +83,9 @@ topic_commands! {
         Withdraw,
         ReleasePlatform,
         RetirePlatform,
+        /// The tenant-wide settings ([`crate::settings`]) as ingresses of 0.1 still write them
+        /// here while a deployment switches (the pipelines upgrade first): applied as the
+        /// settings stage applies them. Goes in the release after.
         SetApprovalSettings,
         SetAuditExportSchedule,
     }
@@ -166,134 +170,6 @@ pub struct RetirePlatform {
     pub name: String,
 }
 version_command!(RetirePlatform);
-
-/// A tenant's scheduled audit export (docs/cases-activity-audit.md "The audit log"), keyed by the
-/// tenant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SetAuditExportSchedule {
-    pub enabled: bool,
-    /// Each file covers this many hours (1 to 168).
-    pub interval_hours: i32,
-    pub format: ExportFormat,
-}
-
-impl Command for SetAuditExportSchedule {
-    type Body = AppsCommand;
-    /// The schedule as stored.
-    type Reply = AuditExportSchedule;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
-}
-
-/// What a tenant's publishing needs (not shown in SPEC; docs/apps.md "Approval settings"), keyed by
-/// the tenant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SetApprovalSettings {
-    /// Publishing needs another administrator's approval.
-    pub required: bool,
-    /// The kinds that need it when `required`: `None` means every kind, `app` included.
-    pub required_for: Option<Vec<String>>,
-    /// The requester may not approve their own request.
-    pub four_eyes: bool,
-}
-
-impl Command for SetApprovalSettings {
-    type Body = AppsCommand;
-    /// The settings as stored.
-    type Reply = ApprovalSettings;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
-}
-
-labels! {
-    /// The file formats of an audit export.
-    pub enum ExportFormat {
-        /// One JSON event a line.
-        Ndjson = "ndjson",
-        /// RFC 4180, a header line first; `payload` as its JSON.
-        Csv = "csv",
-    }
-}
-
-impl ExportFormat {
-    pub fn content_type(self) -> &'static str {
-        match self {
-            ExportFormat::Ndjson => "application/x-ndjson",
-            ExportFormat::Csv => "text/csv; charset=utf-8",
-        }
-    }
-}
-
-/// A tenant's audit export schedule, or the defaults of a tenant that set none (off, daily,
-/// NDJSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditExportSchedule {
-    pub enabled: bool,
-    pub interval_hours: i32,
-    pub format: ExportFormat,
-    /// The end of the last window exported: the next run covers from here (`null` until set).
-    pub covered_until: Option<DateTime<Utc>>,
-    pub updated_by: Option<String>,
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
-impl AuditExportSchedule {
-    /// What a tenant that set no schedule has.
-    pub fn unset() -> Self {
-        Self {
-            enabled: false,
-            interval_hours: 24,
-            format: ExportFormat::Ndjson,
-            covered_until: None,
-            updated_by: None,
-            updated_at: None,
-        }
-    }
-}
-
-/// A tenant's approval settings, as stored or the defaults of a tenant that set none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalSettings {
-    pub required: bool,
-    /// `null`: every kind; else the kinds (`workflow`, `rule`, `rule_set`, `collection_flow`,
-    /// `app`) that need approval when `required`.
-    pub required_for: Option<Vec<String>>,
-    pub four_eyes: bool,
-    /// `null` until the tenant sets them.
-    pub updated_by: Option<String>,
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
-impl ApprovalSettings {
-    /// A tenant that set nothing: nothing needs approval; four-eyes on for when it does.
-    pub fn defaults() -> Self {
-        Self {
-            required: false,
-            required_for: None,
-            four_eyes: true,
-            updated_by: None,
-            updated_at: None,
-        }
-    }
-
-    /// Whether publishing `kind` (a definition kind, or `app`) opens an approval request
-    /// (SPEC §3.1, §2.5): `required`, with `requiredFor` unset or naming the kind.
-    pub fn needs_approval(&self, kind: &str) -> bool {
-        self.required
-            && self
-                .required_for
-                .as_ref()
-                .is_none_or(|kinds| kinds.iter().any(|k| k == kind))
-    }
-}
 
 #[cfg(test)]
 mod tests {

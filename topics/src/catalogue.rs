@@ -47,7 +47,14 @@ pub const APPS: Topic = Topic {
     name: "apps.commands",
     partitions: 2,
     key: TopicKey::TenantApp,
-    carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue; the tenant-wide settings (approvals, scheduled audit exports)",
+    carries: "upload, publish, approve, reject and withdraw of app versions; the platform catalogue",
+};
+
+pub const SETTINGS: Topic = Topic {
+    name: "settings.commands",
+    partitions: 2,
+    key: TopicKey::Tenant,
+    carries: "the tenant-wide settings: what publishing needs (approvals), the scheduled audit export",
 };
 
 pub const INSTALLS: Topic = Topic {
@@ -85,11 +92,22 @@ pub const BACKTESTS: Topic = Topic {
     carries: "backtests requested (each then run by one pipeline worker under a lease)",
 };
 
-pub const ENDPOINTS: Topic = Topic {
-    name: "endpoints.commands",
+pub const WEBHOOK_ENDPOINTS: Topic = Topic {
+    name: "webhook_endpoints.commands",
     partitions: 2,
     key: TopicKey::Tenant,
     carries: "tenants' webhook endpoints created, changed, rotated and deleted; deliveries retried by hand",
+};
+
+/// [`WEBHOOK_ENDPOINTS`] under the name it had until 0.2 (`endpoints.commands`): ingresses of
+/// the release before write there while a deployment switches (the pipelines upgrade first),
+/// and the webhook endpoints stage applies what they wrote from there too. Goes in the release
+/// after.
+pub const FORMER_ENDPOINTS: Topic = Topic {
+    name: "endpoints.commands",
+    partitions: 2,
+    key: TopicKey::Tenant,
+    carries: "webhook_endpoints.commands under its name until 0.2, for ingresses of 0.1 while a deployment switches",
 };
 
 pub const NOTIFICATIONS: Topic = Topic {
@@ -147,12 +165,14 @@ pub const DEAD_LETTER: Topic = Topic {
 /// The whole catalogue, created at start-up when absent.
 pub const ALL: &[Topic] = &[
     APPS,
+    SETTINGS,
     INSTALLS,
     DEFINITIONS,
     RUNS,
     CASES,
     BACKTESTS,
-    ENDPOINTS,
+    WEBHOOK_ENDPOINTS,
+    FORMER_ENDPOINTS,
     NOTIFICATIONS,
     DOCUMENTS,
     CALLBACKS,
@@ -170,7 +190,8 @@ pub fn tenant_app_key(tenant: Option<Uuid>, app_name: &str) -> Vec<u8> {
     }
 }
 
-/// Key of a tenant-wide record on a `TenantApp` topic (no `/`, so never an app's key).
+/// Key of a `Tenant` topic, and of a tenant-wide record on a `TenantApp` topic (no `/`, so never
+/// an app's key).
 pub fn tenant_key(tenant: Option<Uuid>) -> Vec<u8> {
     match tenant {
         Some(tenant) => tenant.to_string().into_bytes(),

@@ -22,7 +22,6 @@ mod command;
 pub mod consumer;
 pub mod definitions;
 pub mod documents;
-pub mod endpoints;
 pub mod envelope;
 pub mod error;
 pub mod installs;
@@ -33,6 +32,8 @@ pub mod producer;
 pub mod reply;
 pub mod runs;
 pub mod sealed;
+pub mod settings;
+pub mod webhook_endpoints;
 
 pub use catalogue::{Topic, TopicKey};
 pub use cluster::{Cluster, Replication};

@@ -1,12 +1,12 @@
 //! `GET /approval-settings` and `PUT /approval-settings` (not shown in SPEC; docs/apps.md
 //! "Approval settings"): whether publishing needs another administrator's approval, for which
-//! kinds, and four-eyes. Admins only (`approvals:configure`). The write goes through the apps stage
-//! like every other change.
+//! kinds, and four-eyes. Admins only (`approvals:configure`). The write goes through the settings
+//! stage like every other change.
 
 use http::{Response, StatusCode};
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::SetApprovalSettings;
+use topics::settings::SetApprovalSettings;
 
 use crate::call::Call;
 use crate::commands;

@@ -22,7 +22,7 @@ use readers::audit::{Encoder, Filter, Pages};
 use service::http::Body;
 use sqlx::PgPool;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
-use topics::apps::ExportFormat;
+use topics::settings::ExportFormat;
 
 use super::audit_events::filter;
 use crate::call::Call;

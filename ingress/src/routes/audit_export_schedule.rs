@@ -1,15 +1,15 @@
 //! The scheduled audit export (docs/cases-activity-audit.md "The audit log"): `GET
 //! /audit-exports/schedule` (`audit:read`; the defaults until set), `PUT /audit-exports/schedule`
 //! `{enabled, intervalHours = 24, format = ndjson}` (`audit:export`, admins; through the
-//! apps stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
+//! settings stage like the other tenant-wide settings) and `GET /audit-exports/runs` (`audit:read`):
 //! each window written to object storage, or why it was not.
 
 use http::{Response, StatusCode};
 use readers::audit_exports;
 use serde::Deserialize;
 use service::http::{Body, response};
-use topics::apps::ExportFormat;
-use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
+use topics::settings::ExportFormat;
+use topics::settings::{AuditExportSchedule, SetAuditExportSchedule};
 
 use crate::body;
 use crate::call::Call;

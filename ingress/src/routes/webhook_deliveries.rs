@@ -7,7 +7,7 @@
 use http::{Response, StatusCode};
 use readers::webhook_deliveries::{self, Filter, STATUSES};
 use service::http::{Body, response};
-use topics::endpoints::RetryDelivery;
+use topics::webhook_endpoints::RetryDelivery;
 
 use crate::call::Call;
 use crate::commands;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use service::http::{Body, response};
 use topics::outbound::is_event_type;
 use topics::sealed::Sealed;
-use topics::endpoints::{self as command, Endpoint, secret_binding};
+use topics::webhook_endpoints::{self as command, Endpoint, secret_binding};
 use uuid::Uuid;
 
 use crate::body;

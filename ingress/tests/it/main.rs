@@ -29,6 +29,7 @@ mod runs;
 mod shutdown;
 mod support;
 mod traces;
+mod upgrade;
 mod webhook_deliveries;
 mod webhook_endpoints;
 mod webhook_races;

@@ -1,9 +1,9 @@
 //! The outbound stage (SPEC §6.2; docs/outbound-webhooks.md): one writer per tenant
 //! (`outbound.events`) records each outbound message once. A webhook event becomes a row of
-//! `outbound_events` (keyed by the message's id, so a redelivery records nothing) and, in the
+//! `webhook_events` (keyed by the message's id, so a redelivery records nothing) and, in the
 //! same transaction, one `pending` delivery per endpoint of the tenant subscribed to its type,
 //! enabled or not: a disabled endpoint's deliveries wait for it. A notification becomes a row
-//! of `notifications`. The dispatcher ([`crate::dispatch`]) sends the deliveries.
+//! of `notifications`. The dispatcher ([`crate::webhook_deliveries`]) sends the deliveries.
 //!
 //! No inbox and no replies: nobody waits on these, and the rows keyed by the message id are the
 //! record of each having been applied. Queued messages of a partition apply in one transaction
@@ -54,7 +54,7 @@ async fn event(
 ) -> Result<(), Error> {
     let name = message.name();
     let recorded = sqlx::query(
-        "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
+        "INSERT INTO webhook_events (id, tenant_id, type, data, occurred_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
     )
     .bind(header.id)
@@ -85,7 +85,7 @@ async fn event(
     // delete committed meanwhile would fail the insert and the whole event with it), but not
     // from an enable or a disable, which must not wait behind events: one committed between
     // this read and the insert leaves a delivery held on an enabled endpoint, or due on a
-    // disabled one, and the dispatchers' sweep (`dispatch::release`) sets those right.
+    // disabled one, and the dispatchers' sweep (`webhook_deliveries::release`) sets those right.
     sqlx::query(
         "INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_id, event_type, \
          status, next_attempt_at, created_at, updated_at) \
@@ -102,7 +102,7 @@ async fn event(
     .bind(name)
     .execute(&mut **tx)
     .await?;
-    crate::dispatch::wake(tx).await
+    crate::webhook_deliveries::wake(tx).await
 }
 
 /// The notification, once, for everyone who reads the tenant's.

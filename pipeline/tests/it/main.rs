@@ -6,7 +6,6 @@
 mod backtests;
 mod callback_burst;
 mod dead_letters;
-mod dispatch;
 mod evaluations;
 mod group_churn;
 mod install_burst;
@@ -14,3 +13,4 @@ mod partitions;
 mod redelivery;
 mod support;
 mod task_failures;
+mod webhook_deliveries;

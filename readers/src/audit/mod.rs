@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use topics::apps::ExportFormat;
+use topics::settings::ExportFormat;
 use uuid::Uuid;
 
 use crate::{Error, ListPage, Page, Tenant};

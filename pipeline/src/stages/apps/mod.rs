@@ -1,11 +1,8 @@
 //! The apps stage: every transition of an app version (SPEC §3.1), one file per command family
 //! — [`upload`], [`publish`], [`decide`] (approve, reject), [`withdraw`], [`platform`] (the
-//! release's catalogue) — and the tenant's [`approval_settings`] and
-//! [`audit_export_schedule`]. Each applies inside the
-//! stage's transaction with its audit rows; a wrong-state call is a `conflict` refusal.
+//! release's catalogue). Each applies inside the stage's transaction with its audit rows; a
+//! wrong-state call is a `conflict` refusal.
 
-mod approval_settings;
-mod audit_export_schedule;
 mod decide;
 mod platform;
 mod publish;
@@ -14,8 +11,10 @@ mod version_row;
 mod withdraw;
 
 use topics::apps::AppsCommand;
+use topics::settings::{SetApprovalSettings, SetAuditExportSchedule};
 
-use crate::stage::Stage;
+use super::settings::{approval_settings, audit_export_schedule};
+use crate::stage::{Stage, applies};
 
 /// Applies the commands of the `apps.commands` topic, each type in its file.
 #[derive(Debug, Default)]
@@ -26,3 +25,9 @@ impl Stage for AppsStage {
     type Then = ();
     const NAME: &'static str = "apps";
 }
+
+// The tenant-wide settings as ingresses of 0.1 still write them here while a deployment switches:
+// applied as the settings stage applies them (`topics::apps::AppsCommand`). Goes in the release
+// after.
+applies!(AppsStage: SetApprovalSettings => approval_settings::apply);
+applies!(AppsStage: SetAuditExportSchedule => audit_export_schedule::apply);

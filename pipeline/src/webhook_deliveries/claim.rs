@@ -77,7 +77,7 @@ pub(super) async fn due(
            WHERE d.next_attempt_at <= now() AND {} \
            ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED) \
          UPDATE webhook_deliveries d SET {}, lease_owner = $3 \
-         FROM due, webhook_endpoints e, outbound_events ev \
+         FROM due, webhook_endpoints e, webhook_events ev \
          WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id \
          RETURNING d.id, d.lease_id, d.tenant_id, d.endpoint_id, d.attempts, d.max_attempts, \
            e.url, \

@@ -1,5 +1,5 @@
 -- :batch outbound events `app.circuit.opened` of random benchmark tenants in one transaction,
--- written to the outbox as the circuits stage writes them (loadtests/outbound/run: pgbench at
+-- written to the outbox as the circuits stage writes them (loadtests/webhook_deliveries/run: pgbench at
 -- a fixed rate of these transactions): the relay sends them to `outbound.events`, the outbound
 -- stage records each with a delivery per endpoint, and the dispatchers send those. Events are
 -- written in batches so the generator's own commits do not take the cores the product needs.

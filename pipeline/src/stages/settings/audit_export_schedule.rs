@@ -5,16 +5,16 @@
 
 use serde_json::json;
 use topics::Outcome;
-use topics::apps::{AuditExportSchedule, SetAuditExportSchedule};
+use topics::settings::{AuditExportSchedule, SetAuditExportSchedule};
 
-use super::AppsStage;
+use super::SettingsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
 use crate::stage::{Context, applies};
 
-applies!(AppsStage: SetAuditExportSchedule => apply);
+applies!(SettingsStage: SetAuditExportSchedule => apply);
 
-async fn apply(
+pub(crate) async fn apply(
     cx: &mut Context,
     schedule: &SetAuditExportSchedule,
 ) -> Result<Outcome<AuditExportSchedule>, Error> {

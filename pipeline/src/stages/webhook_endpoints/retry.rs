@@ -7,16 +7,16 @@
 //! expired lease is cleared, so the late answer of a dispatcher that lost it records nothing.
 
 use serde_json::json;
-use topics::endpoints::RetryDelivery;
+use topics::webhook_endpoints::RetryDelivery;
 use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::EndpointsStage;
+use super::WebhookEndpointsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
 use crate::stage::{Context, applies};
 
-applies!(EndpointsStage: RetryDelivery => apply);
+applies!(WebhookEndpointsStage: RetryDelivery => apply);
 
 async fn apply(cx: &mut Context, retry: &RetryDelivery) -> Result<Outcome<()>, Error> {
     let tenant = readers::Tenant::new(cx.tenant()?);
@@ -66,6 +66,6 @@ async fn apply(cx: &mut Context, retry: &RetryDelivery) -> Result<Outcome<()>, E
                         "eventType": event_type}),
     };
     cx.audit(event);
-    crate::dispatch::wake(&mut cx.tx).await?;
+    crate::webhook_deliveries::wake(&mut cx.tx).await?;
     Ok(Outcome::done(()))
 }

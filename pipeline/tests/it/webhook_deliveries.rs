@@ -26,8 +26,8 @@ use pipeline::WebhookDispatcher;
 use serde_json::json;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
-use topics::endpoints::secret_binding;
 use topics::sealed::SecretKeys;
+use topics::webhook_endpoints::secret_binding;
 use uuid::Uuid;
 
 use crate::support::{WorkerProcess, database, stack};
@@ -141,7 +141,7 @@ async fn events(pool: &PgPool, tenant: Uuid, count: usize, endpoints: &[Uuid]) -
     let events: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
     let mut tx = pool.begin().await.expect("tx");
     sqlx::query(
-        "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
+        "INSERT INTO webhook_events (id, tenant_id, type, data, occurred_at) \
          SELECT id, $2, 'app.circuit.opened', $3, now() FROM unnest($1::uuid[]) AS e(id)",
     )
     .bind(&events)
@@ -192,7 +192,7 @@ async fn a_dispatcher_killed_mid_burst_loses_no_delivery_and_records_each_once()
         endpoint(&pool, tenant, &format!("{url}/a")).await,
         endpoint(&pool, tenant, &format!("{url}/b")).await,
     ];
-    let child = WorkerProcess::start("dispatch::dispatcher_process", "none", "none");
+    let child = WorkerProcess::start("webhook_deliveries::dispatcher_process", "none", "none");
     // The child listens before the burst: give it its connection.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let events = burst(&pool, tenant, endpoints).await;
@@ -303,7 +303,7 @@ async fn deliveries_wait_for_a_worker_holding_their_key() {
     // goes. The stack's dispatcher may claim it first and give it back again: made due again
     // each time, until the worker with the key has it.
     let child = WorkerProcess::start_with_env(
-        "dispatch::dispatcher_process",
+        "webhook_deliveries::dispatcher_process",
         ("none", "none"),
         &[("DISPATCH_TEST_KEY", &key)],
     );

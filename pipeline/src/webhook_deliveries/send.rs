@@ -13,8 +13,8 @@ use outbound::{
     signature_header,
 };
 use serde_json::json;
-use topics::endpoints::secret_binding;
 use topics::sealed::SecretKeys;
+use topics::webhook_endpoints::secret_binding;
 
 use super::claim::Due;
 

@@ -99,7 +99,7 @@ impl Dispatcher {
 
     /// [`Dispatcher::run`] with a `/healthz` registry of its own.
     pub async fn run_alone(self, stop: CancellationToken) {
-        let worker = crate::workers::Workers::default().register("webhook-dispatch");
+        let worker = crate::workers::Workers::default().register("webhook-deliveries");
         self.run(worker, stop).await;
     }
 
@@ -212,7 +212,7 @@ impl Dispatcher {
     }
 }
 
-/// The job: a dispatcher with its state on `/healthz` (task queue `webhook-dispatch`).
+/// The job: a dispatcher with its state on `/healthz` (task queue `webhook-deliveries`).
 pub(crate) struct Dispatching {
     pub(crate) dispatcher: Dispatcher,
     pub(crate) worker: Worker,

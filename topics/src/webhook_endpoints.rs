@@ -1,5 +1,5 @@
 //! Commands of tenants' webhook endpoints (docs/outbound-webhooks.md), on
-//! [`catalogue::ENDPOINTS`], keyed by tenant so a tenant's endpoints have one writer: created,
+//! [`catalogue::WEBHOOK_ENDPOINTS`], keyed by tenant so a tenant's endpoints have one writer: created,
 //! changed, their secret rotated, deleted; a delivery retried by hand. Signing secrets are
 //! generated and sealed by the API ([`crate::sealed`]) and travel only sealed.
 
@@ -13,7 +13,7 @@ use crate::{Command, catalogue};
 
 topic_commands! {
     /// The commands of a tenant's webhook endpoints.
-    pub enum EndpointsCommand on catalogue::ENDPOINTS, version 1, replies 2 {
+    pub enum WebhookEndpointsCommand on catalogue::WEBHOOK_ENDPOINTS, version 1, replies 2 {
         Create,
         Update,
         RotateSecret,
@@ -43,7 +43,7 @@ pub struct Endpoint {
 macro_rules! endpoint_command {
     ($command:ident, $reply:ty) => {
         impl Command for $command {
-            type Body = EndpointsCommand;
+            type Body = WebhookEndpointsCommand;
             type Reply = $reply;
 
             fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {

@@ -7,12 +7,12 @@
 use readers::webhook_endpoints::{self, MAX_PER_TENANT};
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
-use topics::endpoints::Endpoint;
-use topics::endpoints::{Create, Delete, RotateSecret, Update};
+use topics::webhook_endpoints::Endpoint;
+use topics::webhook_endpoints::{Create, Delete, RotateSecret, Update};
 use topics::{Outcome, RefusalCode};
 use uuid::Uuid;
 
-use super::EndpointsStage;
+use super::WebhookEndpointsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
 use crate::stage::{Context, applies};
@@ -20,13 +20,13 @@ use crate::stage::{Context, applies};
 /// How long a secret signs beside its successor after a rotation.
 const ROTATION_OVERLAP: &str = "24 hours";
 
-applies!(EndpointsStage: Create => create);
+applies!(WebhookEndpointsStage: Create => create);
 
-applies!(EndpointsStage: Update => update);
+applies!(WebhookEndpointsStage: Update => update);
 
-applies!(EndpointsStage: RotateSecret => rotate);
+applies!(WebhookEndpointsStage: RotateSecret => rotate);
 
-applies!(EndpointsStage: Delete => delete);
+applies!(WebhookEndpointsStage: Delete => delete);
 
 async fn create(cx: &mut Context, create: &Create) -> Result<Outcome<Endpoint>, Error> {
     let tenant = readers::Tenant::new(cx.tenant()?);
@@ -191,7 +191,7 @@ async fn hold_or_release(
         .execute(&mut **tx)
         .await?;
     if enabled && released.rows_affected() > 0 {
-        crate::dispatch::wake(tx).await?;
+        crate::webhook_deliveries::wake(tx).await?;
     }
     Ok(())
 }

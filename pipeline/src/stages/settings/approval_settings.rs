@@ -3,17 +3,17 @@
 
 use serde_json::json;
 use topics::Outcome;
-use topics::apps::ApprovalSettings;
-use topics::apps::SetApprovalSettings;
+use topics::settings::ApprovalSettings;
+use topics::settings::SetApprovalSettings;
 
-use super::AppsStage;
+use super::SettingsStage;
 use crate::Error;
 use crate::audit::AuditEvent;
 use crate::stage::{Context, applies};
 
-applies!(AppsStage: SetApprovalSettings => apply);
+applies!(SettingsStage: SetApprovalSettings => apply);
 
-async fn apply(
+pub(crate) async fn apply(
     cx: &mut Context,
     settings: &SetApprovalSettings,
 ) -> Result<Outcome<ApprovalSettings>, Error> {
