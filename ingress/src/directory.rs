@@ -70,7 +70,8 @@ impl Sightings {
             kind,
             roles: roles.iter().map(|role| role.as_str()).collect(),
             perms: Permission::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .filter(|p| principal.has(*p))
                 .map(Permission::as_str)
                 .collect(),

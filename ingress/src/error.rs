@@ -46,28 +46,16 @@ impl Issue {
     }
 }
 
-/// Why a bearer token was refused. Never shown to the caller beyond a generic message: the
-/// reason goes to the log line, so forged tokens teach an attacker nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AuthFailure {
-    Missing,
-    NotBearer,
-    Invalid,
-    Expired,
-    NotYetValid,
-    BadClaims,
-}
-
-impl AuthFailure {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            AuthFailure::Missing => "missing",
-            AuthFailure::NotBearer => "not_bearer",
-            AuthFailure::Invalid => "invalid",
-            AuthFailure::Expired => "expired",
-            AuthFailure::NotYetValid => "not_yet_valid",
-            AuthFailure::BadClaims => "bad_claims",
-        }
+service::labels! {
+    /// Why a bearer token was refused. Never shown to the caller beyond a generic message: the
+    /// reason goes to the log line, so forged tokens teach an attacker nothing.
+    pub(crate) enum AuthFailure {
+        Missing = "missing",
+        NotBearer = "not_bearer",
+        Invalid = "invalid",
+        Expired = "expired",
+        NotYetValid = "not_yet_valid",
+        BadClaims = "bad_claims",
     }
 }
 

@@ -11,19 +11,11 @@
 
 use uuid::Uuid;
 
-/// Why a task failed.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Reason {
-    DeadLettered,
-    VersionUnreadable,
-}
-
-impl Reason {
-    fn as_str(self) -> &'static str {
-        match self {
-            Reason::DeadLettered => "dead_lettered",
-            Reason::VersionUnreadable => "version_unreadable",
-        }
+topics::labels::labels! {
+    /// Why a task failed.
+    pub(crate) enum Reason {
+        DeadLettered = "dead_lettered",
+        VersionUnreadable = "version_unreadable",
     }
 }
 

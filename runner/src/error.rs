@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 
 use http::{HeaderMap, HeaderValue, StatusCode};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 use service::http::HttpError;
 
@@ -13,27 +12,15 @@ use crate::client::RunnerCode;
 
 pub use schema::Issue;
 
-/// Why a module is refused (`details.code` of `invalid_module` and of the API's upload refusal,
-/// SPEC §4.11).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refusal {
-    NotWasm,
-    InvalidModule,
-    ForbiddenImport,
-    ImportedMemory,
-    MissingExport,
-}
-
-impl Refusal {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::NotWasm => "not_wasm",
-            Refusal::InvalidModule => "invalid_module",
-            Refusal::ForbiddenImport => "forbidden_import",
-            Refusal::ImportedMemory => "imported_memory",
-            Refusal::MissingExport => "missing_export",
-        }
+service::labels! {
+    /// Why a module is refused (`details.code` of `invalid_module` and of the API's upload
+    /// refusal, SPEC §4.11).
+    pub enum Refusal {
+        NotWasm = "not_wasm",
+        InvalidModule = "invalid_module",
+        ForbiddenImport = "forbidden_import",
+        ImportedMemory = "imported_memory",
+        MissingExport = "missing_export",
     }
 }
 

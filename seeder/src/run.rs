@@ -9,34 +9,13 @@
 //! So a run's invocations all fall within its lifetime, which readers rely on: it starts with
 //! its first attempt and, when it has finished, finished no earlier than its last.
 
+pub(super) use topics::runs::RunStatus;
 use uuid::Uuid;
 
 /// Who started the seeded runs: a service, not a person.
 pub(super) const CREATED_BY: &str = "workflow-engine";
 /// Every seeded run pins the first version of its workflow.
 pub(super) const DEFINITION_VERSION: i32 = 1;
-
-/// The states of a run and of its steps (the tables' CHECK).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RunStatus {
-    Running,
-    WaitingCallback,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl RunStatus {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::WaitingCallback => "waiting_callback",
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-        }
-    }
-}
 
 /// Why a step failed for good: its `error`, and its run's, say
 /// `AppCallFailed: <app> <action> (<code>)` as the engine does.

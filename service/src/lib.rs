@@ -24,6 +24,7 @@
 pub mod config;
 pub mod health;
 pub mod http;
+pub mod labels;
 #[cfg(feature = "postgres")]
 pub mod postgres_pool;
 mod process;

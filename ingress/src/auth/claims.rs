@@ -5,22 +5,12 @@ use uuid::Uuid;
 
 use super::permission::Role;
 
-/// The principal kinds of the `kind` claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Human,
-    Machine,
-    Applicant,
-}
-
-impl Kind {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Kind::Human => "human",
-            Kind::Machine => "machine",
-            Kind::Applicant => "applicant",
-        }
+service::labels! {
+    /// The principal kinds of the `kind` claim.
+    pub enum Kind {
+        Human = "human",
+        Machine = "machine",
+        Applicant = "applicant",
     }
 }
 

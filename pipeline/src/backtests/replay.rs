@@ -24,33 +24,20 @@ use uuid::Uuid;
 use super::sample::Reads;
 use topics::definitions::rules;
 
-/// A rule's outcome in a replay, or as recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    Pass,
-    Fail,
-    Error,
-    Skipped,
+topics::labels::labels! {
+    /// A rule's outcome in a replay, or as recorded.
+    pub(crate) enum Verdict {
+        Pass = "pass",
+        Fail = "fail",
+        Error = "error",
+        Skipped = "skipped",
+    }
 }
 
 impl Verdict {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Error => "error",
-            Verdict::Skipped => "skipped",
-        }
-    }
-
     /// As `rule_evaluations` stores it (an unknown word reads as an error).
-    pub(crate) fn parse(word: &str) -> Self {
-        match word {
-            "pass" => Verdict::Pass,
-            "fail" => Verdict::Fail,
-            "skipped" => Verdict::Skipped,
-            _ => Verdict::Error,
-        }
+    pub(crate) fn stored(word: &str) -> Self {
+        Self::parse(word).unwrap_or(Verdict::Error)
     }
 
     /// A set's decision from its rules': `fail` when any failed, else `error` when any erred,
@@ -446,7 +433,7 @@ mod tests {
         assert_eq!(Verdict::combined([Skipped, Error]), Error);
         assert_eq!(Verdict::combined([Error, Fail]), Fail);
         for verdict in [Pass, Fail, Error, Skipped] {
-            assert_eq!(Verdict::parse(verdict.as_str()), verdict);
+            assert_eq!(Verdict::stored(verdict.as_str()), verdict);
         }
     }
 }

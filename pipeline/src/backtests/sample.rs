@@ -43,7 +43,7 @@ impl From<Row> for Recorded {
             id: row.id,
             subject_id: row.subject_id,
             evaluated_at: row.evaluated_at,
-            decision: Verdict::parse(&row.decision),
+            decision: Verdict::stored(&row.decision),
             rules,
             data: row.data,
         }
@@ -55,7 +55,7 @@ fn recorded_rule(rule: &Value) -> RecordedRule {
     RecordedRule {
         id: text("id").unwrap_or_default(),
         key: text("key"),
-        outcome: Verdict::parse(&text("outcome").unwrap_or_default()),
+        outcome: Verdict::stored(&text("outcome").unwrap_or_default()),
     }
 }
 
@@ -180,7 +180,7 @@ async fn runs(
     let mut of_run: HashMap<Uuid, (Vec<Verdict>, Vec<RecordedRule>)> = HashMap::new();
     for (run, decision, rules) in all {
         let (decisions, recorded) = of_run.entry(run).or_default();
-        decisions.push(Verdict::parse(&decision));
+        decisions.push(Verdict::stored(&decision));
         if let Value::Array(rules) = rules {
             recorded.extend(rules.iter().map(recorded_rule));
         }

@@ -50,35 +50,13 @@ mod testing {
 /// covered by the caches' time to live.
 pub const CHANGED_CHANNEL: &str = "app_invocations:changed";
 
-/// Status of an invocation attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InvocationStatus {
-    Success,
-    Error,
-    Timeout,
-    Pending,
-}
-
-impl InvocationStatus {
-    pub const ALL: [InvocationStatus; 4] = [
-        InvocationStatus::Success,
-        InvocationStatus::Error,
-        InvocationStatus::Timeout,
-        InvocationStatus::Pending,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InvocationStatus::Success => "success",
-            InvocationStatus::Error => "error",
-            InvocationStatus::Timeout => "timeout",
-            InvocationStatus::Pending => "pending",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
+topics::labels::labels! {
+    /// Status of an invocation attempt.
+    pub enum InvocationStatus {
+        Success = "success",
+        Error = "error",
+        Timeout = "timeout",
+        Pending = "pending",
     }
 }
 
@@ -100,7 +78,7 @@ impl InvocationFilter {
     /// queries test `status = ANY(...)` either way).
     fn status_names(&self) -> Vec<&'static str> {
         let statuses: &[InvocationStatus] = if self.statuses.is_empty() {
-            &InvocationStatus::ALL
+            InvocationStatus::ALL
         } else {
             &self.statuses
         };

@@ -8,27 +8,17 @@
 //! backtests decide through it, and the history seeder records what it answers. The dot path
 //! it reads ([`resolve`]) is the one an app call's `inputMapping` reads too.
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::{Condition, Op, Rule};
+use crate::labels::labels;
 
-/// One rule's outcome (the `outcome` label of `svc.rule.evaluation.duration`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleOutcome {
-    Pass,
-    Fail,
-    Error,
-}
-
-impl RuleOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuleOutcome::Pass => "pass",
-            RuleOutcome::Fail => "fail",
-            RuleOutcome::Error => "error",
-        }
+labels! {
+    /// One rule's outcome (the `outcome` label of `svc.rule.evaluation.duration`).
+    pub enum RuleOutcome {
+        Pass = "pass",
+        Fail = "fail",
+        Error = "error",
     }
 }
 
