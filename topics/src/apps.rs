@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
 use crate::settings::{SetApprovalSettings, SetAuditExportSchedule};
-use crate::{Command, catalogue};
 
 labels! {
     /// The status of an app version (SPEC §2.10).
@@ -75,14 +75,16 @@ pub struct Module {
 
 topic_commands! {
     /// The commands of an app's versions.
-    pub enum AppsCommand on catalogue::APPS, version 1, replies 2 {
-        Upload,
-        Publish,
-        Approve,
-        Reject,
-        Withdraw,
-        ReleasePlatform,
-        RetirePlatform,
+    pub enum AppsCommand on catalogue::APPS, version 1, replies 2,
+        keyed |command, tenant| catalogue::tenant_app_key(tenant, &command.name);
+    {
+        Upload => Version,
+        Publish => Version,
+        Approve => Version,
+        Reject => Version,
+        Withdraw => Version,
+        ReleasePlatform => Version,
+        RetirePlatform => Version,
         /// The tenant-wide settings ([`crate::settings`]) as ingresses of 0.1 still write them
         /// here while a deployment switches (the pipelines upgrade first): applied as the
         /// settings stage applies them. Goes in the release after.
@@ -93,19 +95,6 @@ topic_commands! {
 
 /// The commands about one version of an app, keyed by the app; each answers the version as it
 /// now is (`uploaded` still, when a publish opened an approval request instead).
-macro_rules! version_command {
-    ($command:ident) => {
-        impl Command for $command {
-            type Body = AppsCommand;
-            type Reply = Version;
-
-            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-                catalogue::tenant_app_key(tenant, &self.name)
-            }
-        }
-    };
-}
-
 /// A tenant's new version, `uploaded`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Upload {
@@ -114,7 +103,6 @@ pub struct Upload {
     pub version: String,
     pub module: Module,
 }
-version_command!(Upload);
 
 /// Publish, or open an approval request when the tenant's settings require one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,7 +110,6 @@ pub struct Publish {
     pub version_id: Uuid,
     pub name: String,
 }
-version_command!(Publish);
 
 /// Decide the open request: publish.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,7 +118,6 @@ pub struct Approve {
     pub name: String,
     pub comment: Option<String>,
 }
-version_command!(Approve);
 
 /// Decide the open request: stay `uploaded`, may be requested again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,7 +126,6 @@ pub struct Reject {
     pub name: String,
     pub comment: Option<String>,
 }
-version_command!(Reject);
 
 /// `published` → `withdrawn`. `seen` is the status the API read when it accepted the request: a
 /// transition that applied in between makes this one a conflict, so a withdraw racing an
@@ -151,7 +136,6 @@ pub struct Withdraw {
     pub name: String,
     pub seen: VersionStatus,
 }
-version_command!(Withdraw);
 
 /// A version of the release's catalogue, published (no tenant).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,7 +145,6 @@ pub struct ReleasePlatform {
     pub version: String,
     pub module: Module,
 }
-version_command!(ReleasePlatform);
 
 /// A platform version the release no longer carries, withdrawn (no tenant).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,7 +152,6 @@ pub struct RetirePlatform {
     pub version_id: Uuid,
     pub name: String,
 }
-version_command!(RetirePlatform);
 
 #[cfg(test)]
 mod tests {

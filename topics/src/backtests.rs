@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
-use crate::{Command, catalogue};
 
 /// What a backtest replays: a version of a rule, a rule set or a workflow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,8 +155,10 @@ pub struct Day {
 
 topic_commands! {
     /// The commands of a backtest.
-    pub enum BacktestsCommand on catalogue::BACKTESTS, version 1, replies 1 {
-        Start,
+    pub enum BacktestsCommand on catalogue::BACKTESTS, version 1, replies 1,
+        keyed |command, _tenant| catalogue::id_key(command.backtest_id);
+    {
+        Start => Backtest,
     }
 }
 
@@ -166,14 +168,4 @@ pub struct Start {
     pub backtest_id: Uuid,
     pub target: Target,
     pub sample: Sample,
-}
-
-impl Command for Start {
-    type Body = BacktestsCommand;
-    /// The backtest as recorded.
-    type Reply = Backtest;
-
-    fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::id_key(self.backtest_id)
-    }
 }

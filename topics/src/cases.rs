@@ -5,9 +5,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
-use crate::{Command, catalogue};
 
 labels! {
     /// A case's priority.
@@ -78,34 +78,22 @@ pub struct Opening {
 
 topic_commands! {
     /// The commands of a case.
-    pub enum CasesCommand on catalogue::CASES, version 1, replies 1 {
-        Open,
-        Decide,
-        BreachSla,
+    pub enum CasesCommand on catalogue::CASES, version 1, replies 1,
+        keyed |command, _tenant| catalogue::id_key(command.case_id);
+    {
+        Open => Case,
+        Decide => Case,
+        BreachSla => Case,
     }
 }
 
 /// The commands of one case, keyed by it; each answers the case as it stands after it.
-macro_rules! case_command {
-    ($command:ident) => {
-        impl Command for $command {
-            type Body = CasesCommand;
-            type Reply = Case;
-
-            fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-                catalogue::id_key(self.case_id)
-            }
-        }
-    };
-}
-
 /// Opens case `case_id` (`POST /cases`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Open {
     pub case_id: Uuid,
     pub opening: Opening,
 }
-case_command!(Open);
 
 /// Decides an open case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,11 +103,9 @@ pub struct Decide {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
 }
-case_command!(Decide);
 
 /// The case's SLA deadline passed (its timer fired): recorded once, if still open.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreachSla {
     pub case_id: Uuid,
 }
-case_command!(BreachSla);

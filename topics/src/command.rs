@@ -80,14 +80,31 @@ pub trait Dispatch<S, Cx: Scope, T: Send>: Message {
 
 /// Declares a topic's body: an enum with one variant per command type (serde tag `type`, the
 /// variant in snake case, the command's fields beside it), its [`Message`] impl (topic, command
-/// and reply format versions, each command's key) and its [`Dispatch`].
+/// and reply format versions, each command's key), its [`Dispatch`], and each command's
+/// [`Command`] impl: `Install => Installed` is a command and its reply, keyed as the topic's
+/// `keyed |command, tenant|` clause says. A variant without a reply is a command of another
+/// topic still read from this one (its `Command` impl is its topic's).
 macro_rules! topic_commands {
     (
         $(#[$meta:meta])*
-        pub enum $body:ident on $topic:path, version $version:literal, replies $replies:literal {
-            $( $(#[$vmeta:meta])* $command:ident ),+ $(,)?
+        pub enum $body:ident on $topic:path, version $version:literal, replies $replies:literal,
+            keyed |$it:ident, $tenant:ident| $key:expr;
+        {
+            $( $(#[$vmeta:meta])* $command:ident $(=> $reply:ty)? ),+ $(,)?
         }
     ) => {
+        $($(
+            impl $crate::Command for $command {
+                type Body = $body;
+                type Reply = $reply;
+
+                fn key(&self, $tenant: Option<uuid::Uuid>) -> Vec<u8> {
+                    let $it = self;
+                    $key
+                }
+            }
+        )?)+
+
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
         #[serde(tag = "type", rename_all = "snake_case")]

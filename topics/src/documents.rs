@@ -6,16 +6,18 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
-use crate::{Command, catalogue};
 
 /// Largest document: what a call may read (the runner refuses larger ones, SPEC §8).
 pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 
 topic_commands! {
     /// The commands of a subject's documents.
-    pub enum DocumentsCommand on catalogue::DOCUMENTS, version 1, replies 1 {
-        Add,
+    pub enum DocumentsCommand on catalogue::DOCUMENTS, version 1, replies 1,
+        keyed |command, tenant| catalogue::tenant_subject_key(tenant, command.subject_id);
+    {
+        Add => Document,
     }
 }
 
@@ -29,16 +31,6 @@ pub struct Add {
     pub size_bytes: u64,
     /// Hex SHA-256 of the bytes: their name in object storage.
     pub sha256: String,
-}
-
-impl Command for Add {
-    type Body = DocumentsCommand;
-    /// The document added.
-    type Reply = Document;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_subject_key(tenant, self.subject_id)
-    }
 }
 
 /// A document as its routes answer it.
@@ -59,6 +51,7 @@ pub struct Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Command;
 
     #[test]
     fn a_subjects_documents_share_a_key() {

@@ -9,18 +9,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::sealed::Sealed;
-use crate::{Command, catalogue};
 
 topic_commands! {
     /// The commands of an install.
-    pub enum InstallsCommand on catalogue::INSTALLS, version 1, replies 2 {
-        Install,
-        Uninstall,
-        StoreSecret,
-        RevokeSecret,
-        RecordTest,
+    pub enum InstallsCommand on catalogue::INSTALLS, version 1, replies 2,
+        keyed |command, tenant| catalogue::tenant_app_key(tenant, &command.name);
+    {
+        Install => Installed,
+        Uninstall => Uninstalled,
+        StoreSecret => SecretState,
+        RevokeSecret => SecretState,
+        RecordTest => (),
     }
 }
 
@@ -32,16 +34,6 @@ pub struct Install {
     pub version_id: Uuid,
     pub enabled: bool,
     pub config: Value,
-}
-
-impl Command for Install {
-    type Body = InstallsCommand;
-    /// The install as it now is.
-    type Reply = Installed;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, &self.name)
-    }
 }
 
 /// An install as it is (`GET /apps/:name/install`, and what installing answers).
@@ -72,15 +64,6 @@ pub struct Uninstall {
     pub force: bool,
 }
 
-impl Command for Uninstall {
-    type Body = InstallsCommand;
-    type Reply = Uninstalled;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, &self.name)
-    }
-}
-
 /// Stores or replaces a secret's value, sealed by the API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoreSecret {
@@ -89,29 +72,11 @@ pub struct StoreSecret {
     pub sealed: Sealed,
 }
 
-impl Command for StoreSecret {
-    type Body = InstallsCommand;
-    type Reply = SecretState;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, &self.name)
-    }
-}
-
 /// Removes a secret's value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RevokeSecret {
     pub name: String,
     pub secret: String,
-}
-
-impl Command for RevokeSecret {
-    type Body = InstallsCommand;
-    type Reply = SecretState;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, &self.name)
-    }
 }
 
 /// Records that a test call ran (audit `app.tested`); nothing else is recorded of it.
@@ -122,16 +87,6 @@ pub struct RecordTest {
     pub action: String,
     pub status: String,
     pub duration_ms: f64,
-}
-
-impl Command for RecordTest {
-    type Body = InstallsCommand;
-    /// The audit row is written.
-    type Reply = ();
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_app_key(tenant, &self.name)
-    }
 }
 
 /// An uninstall done (`DELETE /apps/:name/install`).

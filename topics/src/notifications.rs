@@ -6,14 +6,16 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
-use crate::{Command, catalogue};
 
 topic_commands! {
     /// The read marks of a tenant's notifications.
-    pub enum NotificationsCommand on catalogue::NOTIFICATIONS, version 1, replies 1 {
-        MarkRead,
-        MarkAllRead,
+    pub enum NotificationsCommand on catalogue::NOTIFICATIONS, version 1, replies 1,
+        keyed |_command, tenant| catalogue::tenant_key(tenant);
+    {
+        MarkRead => Marked,
+        MarkAllRead => Marked,
     }
 }
 
@@ -25,30 +27,12 @@ pub struct MarkRead {
     pub ids: Vec<Uuid>,
 }
 
-impl Command for MarkRead {
-    type Body = NotificationsCommand;
-    type Reply = Marked;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
-}
-
 /// `reader` has read every notification it can see created up to `until`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MarkAllRead {
     pub reader: String,
     pub admin: bool,
     pub until: DateTime<Utc>,
-}
-
-impl Command for MarkAllRead {
-    type Body = NotificationsCommand;
-    type Reply = Marked;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
 }
 
 /// How many notifications became read.

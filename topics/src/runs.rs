@@ -8,34 +8,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
-use crate::{Command, catalogue};
 
 topic_commands! {
     /// The commands of a run.
-    pub enum RunsCommand on catalogue::RUNS, version 1, replies 2 {
-        Start,
-        Cancel,
-        Resume,
-        OpenSubmission,
+    pub enum RunsCommand on catalogue::RUNS, version 1, replies 2,
+        keyed |command, _tenant| command.run_id.to_string().into_bytes();
+    {
+        Start => Run,
+        Cancel => Run,
+        Resume => (),
+        OpenSubmission => Submission,
     }
 }
 
 /// The commands of one run, keyed by it.
-macro_rules! run_command {
-    ($command:ident, $reply:ty) => {
-        impl Command for $command {
-            type Body = RunsCommand;
-            type Reply = $reply;
-
-            fn key(&self, _tenant: Option<Uuid>) -> Vec<u8> {
-                self.run_id.to_string().into_bytes()
-            }
-        }
-    };
-}
-
 /// Starts `run_id` on the workflow `definition_key`, its `version` or else the published one,
 /// with `context` (an object) as the run's first context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,14 +35,12 @@ pub struct Start {
     pub subject_id: Option<Uuid>,
     pub context: Value,
 }
-run_command!(Start, Run);
 
 /// Cancels the run unless it has ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cancel {
     pub run_id: Uuid,
 }
-run_command!(Cancel, Run);
 
 /// A timer of the run is due: the run goes on from its stored state (the timer relay waits on
 /// nothing).
@@ -61,7 +48,6 @@ run_command!(Cancel, Run);
 pub struct Resume {
     pub run_id: Uuid,
 }
-run_command!(Resume, ());
 
 /// Opens collection submission `submission_id` on the run: the applicant's handle on it
 /// (docs/hand-off.md).
@@ -70,7 +56,6 @@ pub struct OpenSubmission {
     pub run_id: Uuid,
     pub submission_id: Uuid,
 }
-run_command!(OpenSubmission, Submission);
 
 labels! {
     /// Where a run, or one of its steps, stands.

@@ -4,17 +4,18 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
-use crate::{Command, catalogue};
 
 topic_commands! {
     /// The commands of a tenant's settings.
-    pub enum SettingsCommand on catalogue::SETTINGS, version 1, replies 1 {
-        SetApprovalSettings,
-        SetAuditExportSchedule,
+    pub enum SettingsCommand on catalogue::SETTINGS, version 1, replies 1,
+        keyed |_command, tenant| catalogue::tenant_key(tenant);
+    {
+        SetApprovalSettings => ApprovalSettings,
+        SetAuditExportSchedule => AuditExportSchedule,
     }
 }
 
@@ -29,16 +30,6 @@ pub struct SetAuditExportSchedule {
     pub format: ExportFormat,
 }
 
-impl Command for SetAuditExportSchedule {
-    type Body = SettingsCommand;
-    /// The schedule as stored.
-    type Reply = AuditExportSchedule;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
-}
-
 /// What a tenant's publishing needs (not shown in SPEC; docs/apps.md "Approval settings"), keyed by
 /// the tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,16 +41,6 @@ pub struct SetApprovalSettings {
     pub required_for: Option<Vec<String>>,
     /// The requester may not approve their own request.
     pub four_eyes: bool,
-}
-
-impl Command for SetApprovalSettings {
-    type Body = SettingsCommand;
-    /// The settings as stored.
-    type Reply = ApprovalSettings;
-
-    fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-        catalogue::tenant_key(tenant)
-    }
 }
 
 labels! {
@@ -151,6 +132,7 @@ mod tests {
     use super::*;
     use crate::Message;
     use crate::apps::AppsCommand;
+    use uuid::Uuid;
 
     #[test]
     fn a_setting_written_by_an_ingress_of_0_1_reads_on_the_apps_topic_as_on_its_own() {

@@ -7,18 +7,20 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::sealed::{Binding, Sealed};
-use crate::{Command, catalogue};
 
 topic_commands! {
     /// The commands of a tenant's webhook endpoints.
-    pub enum WebhookEndpointsCommand on catalogue::WEBHOOK_ENDPOINTS, version 1, replies 2 {
-        Create,
-        Update,
-        RotateSecret,
-        Delete,
-        RetryDelivery,
+    pub enum WebhookEndpointsCommand on catalogue::WEBHOOK_ENDPOINTS, version 1, replies 2,
+        keyed |_command, tenant| catalogue::tenant_key(tenant);
+    {
+        Create => Endpoint,
+        Update => Endpoint,
+        RotateSecret => Endpoint,
+        Delete => (),
+        RetryDelivery => (),
     }
 }
 
@@ -40,19 +42,6 @@ pub struct Endpoint {
 }
 
 /// The commands of a tenant's endpoints, keyed by the tenant.
-macro_rules! endpoint_command {
-    ($command:ident, $reply:ty) => {
-        impl Command for $command {
-            type Body = WebhookEndpointsCommand;
-            type Reply = $reply;
-
-            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-                catalogue::tenant_key(tenant)
-            }
-        }
-    };
-}
-
 /// A new endpoint with its first signing secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Create {
@@ -63,7 +52,6 @@ pub struct Create {
     pub enabled: bool,
     pub secret: Sealed,
 }
-endpoint_command!(Create, Endpoint);
 
 /// What the request names changes; the rest stays.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,7 +62,6 @@ pub struct Update {
     pub description: Option<String>,
     pub enabled: Option<bool>,
 }
-endpoint_command!(Update, Endpoint);
 
 /// `secret` signs from now on; the one before it still signs for 24 hours.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,21 +69,18 @@ pub struct RotateSecret {
     pub endpoint_id: Uuid,
     pub secret: Sealed,
 }
-endpoint_command!(RotateSecret, Endpoint);
 
 /// The endpoint and its deliveries go.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delete {
     pub endpoint_id: Uuid,
 }
-endpoint_command!(Delete, ());
 
 /// Delivery `delivery_id` is tried once more, now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryDelivery {
     pub delivery_id: Uuid,
 }
-endpoint_command!(RetryDelivery, ());
 
 /// What an endpoint's signing secret is sealed to: a sealed secret copied onto another
 /// endpoint's row does not open. `@` starts no app name, so these never collide with app

@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::catalogue;
 use crate::command::topic_commands;
 use crate::labels::labels;
-use crate::{Command, catalogue};
 
 labels! {
     /// The kind of a definition.
@@ -41,29 +41,18 @@ topic_commands! {
     /// Commands of a definition key. The approval commands name the key of the request too, so
     /// a request is decided by its key's single writer: an approve racing a withdraw has one
     /// winner.
-    pub enum DefinitionsCommand on catalogue::DEFINITIONS, version 1, replies 2 {
-        CreateVersion,
-        Publish,
-        Decide,
+    pub enum DefinitionsCommand on catalogue::DEFINITIONS, version 1, replies 2,
+        keyed |command, tenant| definition_key(tenant, command.kind, &command.key);
+    {
+        CreateVersion => Version,
+        Publish => PublishReply,
+        Decide => ApprovalRequest,
         #[serde(rename = "comment")]
-        AddComment,
+        AddComment => Comment,
     }
 }
 
 /// The commands of one definition key, keyed by it.
-macro_rules! definition_command {
-    ($command:ident, $reply:ty) => {
-        impl Command for $command {
-            type Body = DefinitionsCommand;
-            type Reply = $reply;
-
-            fn key(&self, tenant: Option<Uuid>) -> Vec<u8> {
-                definition_key(tenant, self.kind, &self.key)
-            }
-        }
-    };
-}
-
 fn definition_key(tenant: Option<Uuid>, kind: Kind, key: &str) -> Vec<u8> {
     let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());
     format!("{tenant}/{}/{key}", kind.as_str()).into_bytes()
@@ -76,7 +65,6 @@ pub struct CreateVersion {
     pub key: String,
     pub body: Value,
 }
-definition_command!(CreateVersion, Version);
 
 /// Publishes `version`: it becomes the key's published version, or, when the tenant's approval
 /// settings require it for the kind, an approval request opens (`comment` is the request's).
@@ -88,7 +76,6 @@ pub struct Publish {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
 }
-definition_command!(Publish, PublishReply);
 
 /// Decides the key's open request `approval`; answers the request as decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,7 +87,6 @@ pub struct Decide {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
 }
-definition_command!(Decide, ApprovalRequest);
 
 /// Adds to the discussion of `approval`; answers the comment added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,7 +96,6 @@ pub struct AddComment {
     pub approval: Uuid,
     pub body: String,
 }
-definition_command!(AddComment, Comment);
 
 labels! {
     /// How an approval request is decided (SPEC §3.4).
