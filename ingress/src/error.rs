@@ -214,66 +214,54 @@ impl Error {
     }
 }
 
+impl Error {
+    /// Its status and code (SPEC §2.1), one row a failure.
+    fn class(&self) -> (StatusCode, &'static str) {
+        match self {
+            Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            Error::MethodNotAllowed { .. } => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+            }
+            Error::PayloadTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Error::Validation(_) => (StatusCode::BAD_REQUEST, "validation_error"),
+            Error::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            Error::Forbidden { .. } => (StatusCode::FORBIDDEN, "forbidden"),
+            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            Error::NotReady(not_ready) => (StatusCode::SERVICE_UNAVAILABLE, not_ready.code()),
+            Error::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            Error::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            Error::Refused(refusal) => (refusal_status(refusal), refusal_code(refusal)),
+            Error::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            Error::AppsUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "apps_unavailable"),
+            Error::SecretStoreUnavailable => {
+                (StatusCode::SERVICE_UNAVAILABLE, "secret_store_unavailable")
+            }
+            Error::AppBlocked => (StatusCode::CONFLICT, "app_blocked"),
+            Error::AppNotInstalled => (StatusCode::CONFLICT, "app_not_installed"),
+            Error::UnsupportedMediaType { .. } => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
+            Error::ModuleRefused { .. } => (StatusCode::BAD_REQUEST, "validation_error"),
+            Error::InspectFailed(failure) => (StatusCode::BAD_GATEWAY, inspect_code(failure.code)),
+            Error::AppCallFailed(_) => (StatusCode::BAD_GATEWAY, "app_call_failed"),
+            Error::CommandTimeout { .. } => (StatusCode::GATEWAY_TIMEOUT, "command_timeout"),
+            Error::MissingExternalId => (StatusCode::BAD_REQUEST, "missing_external_id"),
+            Error::WebhookRejected => (StatusCode::UNAUTHORIZED, "webhook_rejected"),
+            Error::AppWebhookFailed { .. } => (StatusCode::BAD_GATEWAY, "app_webhook_failed"),
+            Error::Overloaded { .. } => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+            Error::HandoffUnavailable => (StatusCode::CONFLICT, "handoff_unavailable"),
+            Error::HandoffFailed { .. } => (StatusCode::BAD_GATEWAY, "handoff_failed"),
+        }
+    }
+}
+
 impl HttpError for Error {
     fn status(&self) -> StatusCode {
-        match self {
-            Error::NotFound => StatusCode::NOT_FOUND,
-            Error::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Error::Validation(_) => StatusCode::BAD_REQUEST,
-            Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Error::Forbidden { .. } => StatusCode::FORBIDDEN,
-            Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Error::NotReady(_)
-            | Error::Unavailable(_)
-            | Error::AppsUnavailable
-            | Error::SecretStoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Error::Refused(refusal) => refusal_status(refusal),
-            Error::Conflict(_) | Error::AppBlocked | Error::AppNotInstalled => StatusCode::CONFLICT,
-            Error::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Error::ModuleRefused { .. } => StatusCode::BAD_REQUEST,
-            Error::InspectFailed(_) | Error::AppCallFailed(_) => StatusCode::BAD_GATEWAY,
-            Error::CommandTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
-            Error::MissingExternalId => StatusCode::BAD_REQUEST,
-            Error::WebhookRejected => StatusCode::UNAUTHORIZED,
-            Error::AppWebhookFailed { .. } => StatusCode::BAD_GATEWAY,
-            Error::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Error::HandoffUnavailable => StatusCode::CONFLICT,
-            Error::HandoffFailed { .. } => StatusCode::BAD_GATEWAY,
-        }
+        self.class().0
     }
 
     fn code(&self) -> &'static str {
-        match self {
-            Error::NotFound => "not_found",
-            Error::MethodNotAllowed { .. } => "method_not_allowed",
-            Error::PayloadTooLarge { .. } => "payload_too_large",
-            Error::Validation(_) => "validation_error",
-            Error::Unauthorized(_) => "unauthorized",
-            Error::Forbidden { .. } => "forbidden",
-            Error::RateLimited { .. } => "rate_limited",
-            Error::NotReady(not_ready) => not_ready.code(),
-            Error::Unavailable(_) => "unavailable",
-            Error::Internal(_) => "internal",
-            Error::Refused(refusal) => refusal_code(refusal),
-            Error::Conflict(_) => "conflict",
-            Error::AppsUnavailable => "apps_unavailable",
-            Error::SecretStoreUnavailable => "secret_store_unavailable",
-            Error::AppBlocked => "app_blocked",
-            Error::AppNotInstalled => "app_not_installed",
-            Error::UnsupportedMediaType { .. } => "unsupported_media_type",
-            Error::ModuleRefused { .. } => "validation_error",
-            Error::InspectFailed(failure) => inspect_code(failure.code),
-            Error::AppCallFailed(_) => "app_call_failed",
-            Error::CommandTimeout { .. } => "command_timeout",
-            Error::MissingExternalId => "missing_external_id",
-            Error::WebhookRejected => "webhook_rejected",
-            Error::AppWebhookFailed { .. } => "app_webhook_failed",
-            Error::Overloaded { .. } => "overloaded",
-            Error::HandoffUnavailable => "handoff_unavailable",
-            Error::HandoffFailed { .. } => "handoff_failed",
-        }
+        self.class().1
     }
 
     fn message(&self) -> Cow<'static, str> {
