@@ -41,8 +41,9 @@ pub(crate) async fn run(config: Config, process: Process) -> RunResult {
         state.redis.clone(),
         stop.clone(),
     ));
+    // The directory's sightings are writes: the primary's pool, the one commands read back from.
     tokio::spawn(directory::record(
-        state.reads.pool.clone(),
+        state.commands.pool.clone(),
         recorded,
         stop.clone(),
     ));

@@ -3,5 +3,7 @@
 -- `outbound_events`; the `outbound.events` topic still carries them with the notifications).
 ALTER TABLE outbound_events RENAME TO webhook_events;
 ALTER INDEX outbound_events_pkey RENAME TO webhook_events_pkey;
--- Applied commands keep their inbox rows under the stage's name.
-UPDATE inbox SET stage = 'webhook_endpoints' WHERE stage = 'endpoints';
+-- For one release: a pipeline of 0.1 still running beside the first of 0.2 records its events
+-- (`INSERT ... ON CONFLICT (id) DO NOTHING` goes through a simple view) and claims its
+-- deliveries through the old name. The release after 0.2 drops it (docs/operations.md).
+CREATE VIEW outbound_events AS SELECT * FROM webhook_events;

@@ -1,7 +1,8 @@
 //! Commands of the apps lifecycle (SPEC §3.1), on [`catalogue::APPS`], keyed by publisher and
-//! app name: one writer decides every transition of an app's versions, in order. The tenant's
-//! approval settings travel here too, keyed by the tenant alone. The platform's own versions
-//! (the release's catalogue) are commands without a tenant.
+//! app name: one writer decides every transition of an app's versions, in order. The platform's
+//! own versions (the release's catalogue) are commands without a tenant. The tenant-wide
+//! settings have their topic ([`crate::settings`]); those a 0.1 ingress still writes here are
+//! applied too.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -74,7 +75,8 @@ pub struct Module {
 }
 
 topic_commands! {
-    /// The commands of an app's versions.
+    /// The commands about one version of an app, keyed by the app; each answers the version as
+    /// it now is (`uploaded` still, when a publish opened an approval request instead).
     pub enum AppsCommand on catalogue::APPS, version 1, replies 2,
         keyed |command, tenant| catalogue::tenant_app_key(tenant, &command.name);
     {
@@ -93,8 +95,6 @@ topic_commands! {
     }
 }
 
-/// The commands about one version of an app, keyed by the app; each answers the version as it
-/// now is (`uploaded` still, when a publish opened an approval request instead).
 /// A tenant's new version, `uploaded`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Upload {

@@ -77,7 +77,7 @@ pub struct Opening {
 }
 
 topic_commands! {
-    /// The commands of a case.
+    /// The commands of a case, keyed by it; each answers the case as it stands after it.
     pub enum CasesCommand on catalogue::CASES, version 1, replies 1,
         keyed |command, _tenant| catalogue::id_key(command.case_id);
     {
@@ -87,7 +87,6 @@ topic_commands! {
     }
 }
 
-/// The commands of one case, keyed by it; each answers the case as it stands after it.
 /// Opens case `case_id` (`POST /cases`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Open {

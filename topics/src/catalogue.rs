@@ -13,7 +13,8 @@ use uuid::Uuid;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopicKey {
     /// `tenant/app-name` (`platform/app-name` for the platform's own versions): app versions,
-    /// installs, circuits. A tenant-wide setting is keyed by the tenant alone.
+    /// installs, circuits (and the tenant-wide settings a 0.1 ingress still writes here, keyed by
+    /// the tenant alone).
     TenantApp,
     /// `tenant/kind/key`: a definition's versions.
     Definition,

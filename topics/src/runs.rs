@@ -13,7 +13,7 @@ use crate::command::topic_commands;
 use crate::labels::labels;
 
 topic_commands! {
-    /// The commands of a run.
+    /// The commands of a run, keyed by it.
     pub enum RunsCommand on catalogue::RUNS, version 1, replies 2,
         keyed |command, _tenant| command.run_id.to_string().into_bytes();
     {
@@ -24,7 +24,6 @@ topic_commands! {
     }
 }
 
-/// The commands of one run, keyed by it.
 /// Starts `run_id` on the workflow `definition_key`, its `version` or else the published one,
 /// with `context` (an object) as the run's first context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use crate::command::topic_commands;
 use crate::sealed::{Binding, Sealed};
 
 topic_commands! {
-    /// The commands of a tenant's webhook endpoints.
+    /// The commands of a tenant's webhook endpoints, keyed by the tenant.
     pub enum WebhookEndpointsCommand on catalogue::WEBHOOK_ENDPOINTS, version 1, replies 2,
         keyed |_command, tenant| catalogue::tenant_key(tenant);
     {
@@ -41,7 +41,6 @@ pub struct Endpoint {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The commands of a tenant's endpoints, keyed by the tenant.
 /// A new endpoint with its first signing secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Create {

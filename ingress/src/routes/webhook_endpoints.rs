@@ -8,8 +8,8 @@
 //! The API checks what it can alone: the URL passes the outbound rules of deliveries
 //! (`outbound::endpoint_hosts`: https, a public host or address, loopback only in
 //! development), event types are the catalogue's, the secret store is configured. The secret
-//! is generated and sealed here; only the sealed value travels and rests. The endpoints stage
-//! decides the rest (the endpoint exists, the tenant's limit).
+//! is generated and sealed here; only the sealed value travels and rests. The webhook endpoints
+//! stage decides the rest (the endpoint exists, the tenant's limit).
 
 use http::{Response, StatusCode};
 use outbound::{SigningSecret, endpoint_hosts};

@@ -420,3 +420,28 @@ async fn a_due_delivery_of_a_disabled_endpoint_is_held_by_the_sweep() {
     }
     assert!(seen.lock().expect("lock").is_empty());
 }
+
+/// A pipeline of 0.1 still running beside the first of 0.2 (docs/operations.md "Upgrading from
+/// 0.1") records its events under the table's old name, once each, and they are webhook events.
+#[tokio::test]
+async fn an_event_recorded_under_the_old_table_name_is_a_webhook_event() {
+    let pool = database().await;
+    let (id, tenant) = (Uuid::now_v7(), Uuid::new_v4());
+    let record_as_0_1 = || {
+        sqlx::query(
+            "INSERT INTO outbound_events (id, tenant_id, type, data, occurred_at) \
+             VALUES ($1, $2, 'app.circuit.closed', '{}', now()) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(tenant)
+        .execute(&pool)
+    };
+    assert_eq!(record_as_0_1().await.expect("recorded").rows_affected(), 1);
+    assert_eq!(record_as_0_1().await.expect("a repeat").rows_affected(), 0);
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_events WHERE id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .expect("read");
+    assert_eq!(stored, 1);
+}

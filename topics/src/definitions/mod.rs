@@ -52,7 +52,7 @@ topic_commands! {
     }
 }
 
-/// The commands of one definition key, keyed by it.
+/// The key of one definition's commands: the tenant's (or the platform's) kind and key.
 fn definition_key(tenant: Option<Uuid>, kind: Kind, key: &str) -> Vec<u8> {
     let tenant = tenant.map_or_else(|| "platform".to_owned(), |t| t.to_string());
     format!("{tenant}/{}/{key}", kind.as_str()).into_bytes()
