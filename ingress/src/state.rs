@@ -125,6 +125,16 @@ pub(crate) enum StartError {
     Runner(#[from] reqwest::Error),
 }
 
+impl Reads {
+    /// A connection of the pool, for reads that run several statements on one (a pool that
+    /// gives none within its timeout is a 503).
+    pub(crate) async fn connection(
+        &self,
+    ) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, Error> {
+        Ok(self.pool.acquire().await.map_err(readers::Error::from)?)
+    }
+}
+
 impl Apps {
     /// The runner and the object store, or 503 `apps_unavailable` (SPEC §4.7 rule 9).
     pub(crate) fn ready(&self) -> Result<(&runner::client::RunnerClient, &ObjectStore), Error> {

@@ -35,12 +35,7 @@ pub(crate) async fn list(
     let grant = granted(state, headers, call)?;
     let items = match grant.subject {
         Some(subject) => {
-            let mut connection = state
-                .reads
-                .pool
-                .acquire()
-                .await
-                .map_err(readers::Error::from)?;
+            let mut connection = state.reads.connection().await?;
             documents::for_call(&mut connection, Tenant::new(grant.tenant), subject).await?
         }
         None => Vec::new(),
@@ -57,12 +52,7 @@ pub(crate) async fn read(
     let id = path::id("id", id)?;
     let subject = grant.subject.ok_or(Error::NotFound)?;
     let tenant = Tenant::new(grant.tenant);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let document = documents::get(&mut connection, tenant, subject, id)
         .await?
         .ok_or(Error::NotFound)?;

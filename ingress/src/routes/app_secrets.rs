@@ -108,12 +108,7 @@ async fn require_named(
     if seen.is_empty() {
         return Err(Error::NotFound);
     }
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
     let installed = installs::get(&mut connection, tenant, name)
         .await?

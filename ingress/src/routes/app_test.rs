@@ -59,12 +59,7 @@ pub(crate) async fn call(call: Call<'_>) -> Result<Response<Body>, Error> {
     let name = path::app_name(name)?.to_owned();
     let test: TestCall = call.json().await?;
     let tenant = readers::Tenant::new(origin.caller.tenant);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let install = installs::get(&mut connection, tenant, &name)
         .await?
         .ok_or(Error::AppNotInstalled)?;

@@ -45,12 +45,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let tenant = Tenant::new(principal.tenant);
     // One connection, one query after another: a detail never takes more of the pool than a
     // list does, however many approvers read at once.
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let approval = approvals::get(&mut *connection, tenant, id)
         .await?
         .ok_or(Error::NotFound)?;

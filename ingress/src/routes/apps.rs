@@ -23,12 +23,7 @@ pub(crate) fn viewer(principal: &Principal) -> Viewer {
 
 pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal) = (call.state, call.principal);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let items = catalogue::list(&mut connection, viewer(principal)).await?;
     Ok(response::json(StatusCode::OK, &json!({ "items": items })))
 }
@@ -36,12 +31,7 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, name) = (call.state, call.principal, call.param("name"));
     let name = path::app_name(name)?;
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let entry = catalogue::get(&mut connection, viewer(principal), name)
         .await?
         .ok_or(Error::NotFound)?;

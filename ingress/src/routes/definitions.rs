@@ -134,12 +134,7 @@ pub(crate) async fn get(call: Call<'_>) -> Result<Response<HttpBody>, Error> {
         call.param("key"),
     );
     let (kind, key) = (kind_of(kind)?, key_of(key)?);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let tenant = readers::Tenant::new(principal.tenant);
     let definition = readers::definitions::get(&mut connection, tenant, kind.as_str(), key)
         .await?

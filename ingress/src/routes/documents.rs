@@ -86,12 +86,7 @@ pub(crate) async fn list(call: Call<'_>) -> Result<Response<Body>, Error> {
     let offset = query.integer("offset", 0, MAX_OFFSET, 0);
     query.finish()?;
     let tenant = Tenant::new(principal.tenant);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let page = documents::list(&mut connection, tenant, subject_id, Page { limit, offset }).await?;
     Ok(response::json(StatusCode::OK, &page))
 }
@@ -106,12 +101,7 @@ pub(crate) async fn read(call: Call<'_>) -> Result<Response<Body>, Error> {
     let subject_id = path::id("subjectId", subject)?;
     let id = path::id("id", id)?;
     let tenant = Tenant::new(principal.tenant);
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let document = documents::get(&mut connection, tenant, subject_id, id)
         .await?
         .ok_or(Error::NotFound)?;

@@ -67,12 +67,7 @@ pub(crate) async fn start(call: Call<'_>) -> Result<Response<Body>, Error> {
 pub(crate) async fn get(call: Call<'_>) -> Result<Response<Body>, Error> {
     let (state, principal, id) = (call.state, call.principal, call.param("id"));
     let id = path::id("id", id)?;
-    let mut connection = state
-        .reads
-        .pool
-        .acquire()
-        .await
-        .map_err(readers::Error::from)?;
+    let mut connection = state.reads.connection().await?;
     let run = readers::runs::get(&mut connection, readers::Tenant::new(principal.tenant), id)
         .await?
         .ok_or(Error::NotFound)?;
