@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::fields::{integer, milliseconds, text, timestamp, uuid};
+use super::fields::{copy_line, integer, milliseconds, optional, text, timestamp, uuid};
 use crate::evaluation::{Evaluation, RuleBook, RuleSet, data};
 use crate::run::{DEFINITION_VERSION, Run, RunStatus};
 
@@ -41,39 +41,28 @@ fn line(run: &Run<'_>, (set, at): (&RuleSet, i64), seen: &Value, out: &mut Vec<u
         rules,
         rule_keys,
     } = set.evaluate(run.id, at, seen);
-    uuid(out, id);
-    out.push(b'\t');
-    uuid(out, run.tenant_id);
-    out.push(b'\t');
-    match run.subject_id {
-        Some(subject) => uuid(out, subject),
-        None => out.extend_from_slice(b"\\N"),
-    }
-    out.push(b'\t');
-    uuid(out, run.id);
-    out.push(b'\t');
-    text(out, run.definition_key);
-    out.push(b'\t');
-    integer(out, i64::from(DEFINITION_VERSION));
-    out.push(b'\t');
-    text(out, set.key);
-    out.push(b'\t');
-    text(out, set.key);
-    out.push(b'\t');
-    integer(out, 1);
-    out.push(b'\t');
-    text(out, decision.as_str());
-    out.push(b'\t');
-    text(out, &rules.to_string());
-    out.push(b'\t');
+    let duration_ms = 0.05 + (id.as_u64_pair().1 % 400) as f64 / 1000.0;
+    copy_line!(out;
+        uuid(id),
+        uuid(run.tenant_id),
+        optional(run.subject_id, uuid),
+        uuid(run.id),
+        text(run.definition_key),
+        integer(i64::from(DEFINITION_VERSION)),
+        text(set.key),
+        text(set.key),
+        integer(1),
+        text(decision.as_str()),
+        text(&rules.to_string()),
+        array(&rule_keys),
+        text(&seen.to_string()),
+        milliseconds(duration_ms),
+        timestamp(at),
+    );
+}
+/// A `text[]` of keys, which need no escapes.
+fn array(out: &mut Vec<u8>, keys: &[&str]) {
     out.push(b'{');
-    out.extend_from_slice(rule_keys.join(",").as_bytes());
+    out.extend_from_slice(keys.join(",").as_bytes());
     out.push(b'}');
-    out.push(b'\t');
-    text(out, &seen.to_string());
-    out.push(b'\t');
-    milliseconds(out, 0.05 + (id.as_u64_pair().1 % 400) as f64 / 1000.0);
-    out.push(b'\t');
-    timestamp(out, at);
-    out.push(b'\n');
 }

@@ -4,6 +4,17 @@
 
 use uuid::Uuid;
 
+/// Appends one COPY text line to `out`: each `write(values..)` as `write(out, values..)`, in
+/// order, a tab between two, a newline after the last.
+macro_rules! copy_line {
+    ($out:expr; $first:ident($($a:expr),* $(,)?) $(, $write:ident($($b:expr),* $(,)?))* $(,)?) => {{
+        $first($out, $($a),*);
+        $( $out.push(b'\t'); $write($out, $($b),*); )*
+        $out.push(b'\n');
+    }};
+}
+pub(super) use copy_line;
+
 pub(super) fn optional<T>(out: &mut Vec<u8>, value: Option<T>, write: impl Fn(&mut Vec<u8>, T)) {
     match value {
         Some(value) => write(out, value),

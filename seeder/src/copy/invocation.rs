@@ -1,6 +1,6 @@
 //! An invocation as a line of `COPY app_invocations`.
 
-use super::fields::{integer, milliseconds, optional, text, timestamp, uuid};
+use super::fields::{copy_line, integer, milliseconds, optional, text, timestamp, uuid};
 use crate::history::Invocation;
 
 /// The statement invocations are sent with; its columns are in the order [`encode`] writes
@@ -12,43 +12,27 @@ pub(super) const STATEMENT: &str = "COPY app_invocations (id, tenant_id, app_nam
 
 /// Appends `row` as one line to `out`.
 pub(super) fn encode(row: &Invocation<'_>, out: &mut Vec<u8>) {
-    uuid(out, row.id);
-    out.push(b'\t');
-    uuid(out, row.tenant_id);
-    out.push(b'\t');
-    text(out, row.app_name);
-    out.push(b'\t');
-    uuid(out, row.version_id);
-    out.push(b'\t');
-    text(out, row.action);
-    out.push(b'\t');
-    optional(out, row.subject_id, uuid);
-    out.push(b'\t');
-    optional(out, row.workflow_run_id, uuid);
-    out.push(b'\t');
-    text(out, row.input);
-    out.push(b'\t');
-    optional(out, row.output, text);
-    out.push(b'\t');
-    text(out, row.status.as_str());
-    out.push(b'\t');
-    optional(out, row.error, text);
-    out.push(b'\t');
-    milliseconds(out, row.duration_ms);
-    out.push(b'\t');
-    timestamp(out, row.invoked_at);
-    out.push(b'\t');
-    optional(out, row.idempotency_key, text);
-    out.push(b'\t');
-    integer(out, i64::from(row.attempt));
-    out.push(b'\t');
     let usage = row.usage;
-    optional(out, usage.map(|u| i64::from(u.http_requests)), integer);
-    out.push(b'\t');
-    optional(out, usage.map(|u| i64::from(u.document_reads)), integer);
-    out.push(b'\t');
-    optional(out, usage.map(|u| i64::from(u.log_lines)), integer);
-    out.push(b'\n');
+    copy_line!(out;
+        uuid(row.id),
+        uuid(row.tenant_id),
+        text(row.app_name),
+        uuid(row.version_id),
+        text(row.action),
+        optional(row.subject_id, uuid),
+        optional(row.workflow_run_id, uuid),
+        text(row.input),
+        optional(row.output, text),
+        text(row.status.as_str()),
+        optional(row.error, text),
+        milliseconds(row.duration_ms),
+        timestamp(row.invoked_at),
+        optional(row.idempotency_key, text),
+        integer(i64::from(row.attempt)),
+        optional(usage.map(|u| i64::from(u.http_requests)), integer),
+        optional(usage.map(|u| i64::from(u.document_reads)), integer),
+        optional(usage.map(|u| i64::from(u.log_lines)), integer),
+    );
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! A run as a line of `COPY workflow_runs` and its steps as lines of
 //! `COPY workflow_run_steps`.
 
-use super::fields::{integer, optional, text, timestamp, uuid};
+use super::fields::{copy_line, integer, optional, text, timestamp, uuid};
 use crate::run::{CREATED_BY, DEFINITION_VERSION, Run, StepFailure};
 
 /// The statements runs and their steps are sent with, runs first (steps reference them); the
@@ -16,53 +16,36 @@ pub(super) const STEPS: &str = "COPY workflow_run_steps (run_id, step_id, positi
 /// Appends `run` as one line to `runs`.
 pub(super) fn encode(run: &Run<'_>, runs: &mut Vec<u8>) {
     let state = &run.state;
-    uuid(runs, run.id);
-    runs.push(b'\t');
-    uuid(runs, run.tenant_id);
-    runs.push(b'\t');
-    text(runs, run.definition_key);
-    runs.push(b'\t');
-    integer(runs, i64::from(DEFINITION_VERSION));
-    runs.push(b'\t');
-    optional(runs, run.subject_id, uuid);
-    runs.push(b'\t');
-    text(runs, state.status.as_str());
-    runs.push(b'\t');
-    text(runs, run.context);
-    runs.push(b'\t');
-    integer(runs, i64::from(state.position));
-    runs.push(b'\t');
-    optional(runs, state.failure, error);
-    runs.push(b'\t');
-    text(runs, CREATED_BY);
-    runs.push(b'\t');
-    timestamp(runs, state.created_at);
-    runs.push(b'\t');
-    timestamp(runs, state.updated_at);
-    runs.push(b'\t');
-    optional(runs, state.finished_at, timestamp);
-    runs.push(b'\n');
+    copy_line!(runs;
+        uuid(run.id),
+        uuid(run.tenant_id),
+        text(run.definition_key),
+        integer(i64::from(DEFINITION_VERSION)),
+        optional(run.subject_id, uuid),
+        text(state.status.as_str()),
+        text(run.context),
+        integer(i64::from(state.position)),
+        optional(state.failure, error),
+        text(CREATED_BY),
+        timestamp(state.created_at),
+        timestamp(state.updated_at),
+        optional(state.finished_at, timestamp),
+    );
 }
 
 /// Appends each step of `run` as one line to `steps`.
 pub(super) fn encode_steps(run: &Run<'_>, steps: &mut Vec<u8>) {
     for (position, step) in run.steps.iter().enumerate() {
-        uuid(steps, run.id);
-        steps.push(b'\t');
-        text(steps, step.id);
-        steps.push(b'\t');
-        integer(steps, position as i64);
-        steps.push(b'\t');
-        text(steps, "call_app");
-        steps.push(b'\t');
-        text(steps, step.status.as_str());
-        steps.push(b'\t');
-        optional(steps, step.failure, error);
-        steps.push(b'\t');
-        timestamp(steps, step.started_at);
-        steps.push(b'\t');
-        optional(steps, step.finished_at, timestamp);
-        steps.push(b'\n');
+        copy_line!(steps;
+            uuid(run.id),
+            text(step.id),
+            integer(position as i64),
+            text("call_app"),
+            text(step.status.as_str()),
+            optional(step.failure, error),
+            timestamp(step.started_at),
+            optional(step.finished_at, timestamp),
+        );
     }
 }
 
