@@ -13,66 +13,45 @@
 //! `host` it is `client` alone: what the API and the pipeline link, without wasmtime and
 //! cranelift (a release build of the API compiles in about half the time).
 
-#[cfg(feature = "host")]
-mod call;
 pub mod client;
-#[cfg(feature = "host")]
-mod compiler;
-#[cfg(feature = "host")]
-mod config;
-#[cfg(feature = "host")]
-mod contract;
-#[cfg(feature = "host")]
-mod dependencies;
-#[cfg(feature = "host")]
-mod documents;
-#[cfg(feature = "host")]
-mod engine;
-#[cfg(feature = "host")]
-mod error;
-#[cfg(feature = "host")]
-mod host;
-#[cfg(feature = "host")]
-mod inspect;
-#[cfg(feature = "host")]
-mod internal_api;
-#[cfg(feature = "host")]
-mod kernel;
-#[cfg(feature = "host")]
-mod limits;
-#[cfg(feature = "host")]
-mod module_cache;
-#[cfg(feature = "host")]
-mod routes;
-#[cfg(feature = "host")]
-mod secrets;
-#[cfg(feature = "host")]
-mod serve;
-#[cfg(feature = "host")]
-mod server;
-#[cfg(feature = "host")]
-mod state;
-#[cfg(feature = "host")]
-mod wasi;
 
-#[cfg(feature = "host")]
-pub use call::run::run as run_call;
-#[cfg(feature = "host")]
-pub use call::{CallContext, Export};
-#[cfg(feature = "host")]
-pub use compiler::{Compilation, Compiler, Limits as CompileLimits, artifact};
-#[cfg(feature = "host")]
-pub use contract::{Definition, check as check_contract};
-#[cfg(feature = "host")]
-pub use engine::Engine;
-#[cfg(feature = "host")]
-pub use error::{Error, Issue, Refusal};
-#[cfg(feature = "host")]
-pub use inspect::{ModuleShape, cap_memory, check_module};
-#[cfg(feature = "host")]
-pub use outbound::{
-    ApprovedHosts, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, OutboundClient, OutboundError,
-    OutboundRequest, OutboundResponse,
-};
-#[cfg(feature = "host")]
-pub use serve::main;
+/// Items of the wasmtime host: compiled with the feature `host` only.
+macro_rules! host {
+    ($($item:item)*) => { $( #[cfg(feature = "host")] $item )* };
+}
+
+host! {
+    mod call;
+    mod compiler;
+    mod config;
+    mod contract;
+    mod dependencies;
+    mod documents;
+    mod engine;
+    mod error;
+    mod host;
+    mod inspect;
+    mod internal_api;
+    mod kernel;
+    mod limits;
+    mod module_cache;
+    mod routes;
+    mod secrets;
+    mod serve;
+    mod server;
+    mod state;
+    mod wasi;
+
+    pub use call::run::run as run_call;
+    pub use call::{CallContext, Export};
+    pub use compiler::{Compilation, Compiler, Limits as CompileLimits, artifact};
+    pub use contract::{Definition, check as check_contract};
+    pub use engine::Engine;
+    pub use error::{Error, Issue, Refusal};
+    pub use inspect::{ModuleShape, cap_memory, check_module};
+    pub use outbound::{
+        ApprovedHosts, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, OutboundClient, OutboundError,
+        OutboundRequest, OutboundResponse,
+    };
+    pub use serve::main;
+}
